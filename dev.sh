@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The two commands of README.md: `./dev.sh demo` and `./dev.sh test`.
+# Both install everything into .venv first (creating it with the system python3 if absent).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+ensure_venv() {
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    local stamp
+    stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)"
+    if [ ! -f "$stamp" ]; then
+        .venv/bin/python -m pip install --quiet --upgrade pip
+        .venv/bin/python -m pip install --quiet -e ".[test]"
+        rm -f .venv/.installed-*
+        touch "$stamp"
+    fi
+}
+
+demo() {
+    local mv=.venv/bin/memvault
+    "$mv" init
+    "$mv" note "memvault demo: wrote this note at $(date '+%H:%M') and read it back"
+    "$mv" sections
+    "$mv" show today
+}
+
+run_tests() {
+    .venv/bin/ruff check .
+    local rc=0
+    .venv/bin/python -m pytest -q "$@" || rc=$?
+    if [ "$rc" -eq 5 ]; then
+        echo "no tests were collected: failing" >&2
+        exit 1
+    fi
+    exit "$rc"
+}
+
+ensure_venv
+case "${1:-demo}" in
+    demo) demo ;;
+    test) shift; run_tests "$@" ;;
+    *) echo "usage: ./dev.sh [demo|test [pytest args]]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,160 @@
+"""The `memvault` command: thin wrappers over the library, errors as one line each."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from vault.errors import MemvaultError, UsageError
+from vault.paths import Layout, parse_date, resolve_vault
+
+Handler = Callable[[argparse.Namespace, Layout], int]
+INTERNAL_ERROR = 70
+
+
+def _read_text_arg(text: str | None) -> str:
+    """The entry from the argument, or from stdin when it is omitted or `-`."""
+    if text is None or text == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("no text given: pass it as an argument or pipe it on stdin")
+        return sys.stdin.read()
+    return text
+
+
+def cmd_init(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.memory_file import init_vault
+
+    created = init_vault(layout, args.lang)
+    for path in created:
+        print(f"created {path}")
+    if not created:
+        print(f"vault already initialised at {layout.root}")
+    return 0
+
+
+def cmd_note(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.daily import append_daily
+
+    day = parse_date(args.date) if args.date else None
+    path = append_daily(layout, _read_text_arg(args.text), day=day, section=args.section)
+    print(f"noted in {layout.relative(path)}")
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.memory_file import remember
+
+    saved = remember(layout, _read_text_arg(args.text), section=args.section, kind=args.type)
+    if saved.created_section:
+        print(f"section '{saved.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
+    where = f"{layout.relative(saved.path)}" + (f" § {saved.section}" if saved.section != "daily" else "")
+    print(f"remembered in {where}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.fileio import read_note
+    from vault.notes import parse_note
+    from vault.paths import note_path
+
+    path = note_path(layout, args.ref)
+    text = read_note(path, args.ref).text
+    problem = parse_note(layout.relative(path), text).problem
+    if problem:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def cmd_sections(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.memory_file import list_sections
+
+    sections = list_sections(layout)
+    if not sections:
+        print("no sections: run `memvault init` first", file=sys.stderr)
+        return 1
+    width = max(len(s.title) for s in sections)
+    for section in sections:
+        print(f"{section.title:<{width}}  {section.items}")
+    return 0
+
+
+def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
+    from vault.memory_file import rewrite
+    from vault.paths import note_path
+
+    path = note_path(layout, args.ref)
+    if args.file == "-":
+        text = _read_text_arg(None)
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{args.file}: cannot read the new content ({exc})") from None
+    kept = rewrite(layout, path, text)
+    print(f"rewrote {layout.relative(path)}" + (f"; previous version kept in {kept}" if kept else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vault.memory_file import SAVE_TYPES
+    from vault.templates import DAILY_SECTIONS, LANGS
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    parser = argparse.ArgumentParser(prog="memvault", parents=[common], description="A local-first memory vault.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("init", cmd_init, "create daily/ and MEMORY.md (never overwrites)")
+    p.add_argument("--lang", choices=LANGS, default="zh", help="section names in Chinese or English")
+
+    p = add("note", cmd_note, "append an entry to today's daily note")
+    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
+    p.add_argument("--date", help="another day, YYYY-MM-DD")
+    p.add_argument("--section", choices=list(DAILY_SECTIONS), default="conversation")
+
+    p = add("remember", cmd_remember, "append an entry to a MEMORY.md section")
+    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
+    p.add_argument("--section", help="section title (created if missing)")
+    p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
+
+    p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
+    p.add_argument("ref", nargs="?", default="today")
+
+    add("sections", cmd_sections, "list MEMORY.md sections with their item counts")
+
+    p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
+    p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
+    p.add_argument("--file", default="-", help="new content (default: stdin)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    try:
+        return args.handler(args, resolve_vault(getattr(args, "vault", None)))
+    except MemvaultError as exc:
+        if debug:
+            raise
+        print(f"memvault: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"memvault: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Shared fixtures: a fresh vault in a temp folder, and the real `memvault` CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vault.paths import Layout
+
+MEMVAULT = str(Path(sys.executable).parent / "memvault")
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    root = tmp_path / "vault"
+    root.mkdir()
+    return Layout(root.resolve())
+
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def cli(layout: Layout) -> CliRunner:
+    """Run the installed console script against the temp vault (via $MEMVAULT_VAULT)."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):
+        full_env = {**os.environ, "MEMVAULT_VAULT": str(layout.root), **(env or {})}
+        return subprocess.run(
+            [MEMVAULT, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=cwd or layout.root.parent,
+            timeout=60,
+        )
+
+    return run

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from vault.memory_file import init_vault, list_sections
+from vault.templates import MEMORY_SECTIONS
+
+
+def test_init_creates_daily_and_memory_with_predefined_sections(layout, cli):
+    result = cli("init")
+    assert result.returncode == 0, result.stderr
+    assert layout.daily_dir.is_dir()
+    titles = [s.title for s in list_sections(layout)]
+    assert titles == [t["zh"] for t in MEMORY_SECTIONS.values()]
+
+
+def test_init_english_template(layout):
+    init_vault(layout, "en")
+    titles = [s.title for s in list_sections(layout)]
+    assert titles == [t["en"] for t in MEMORY_SECTIONS.values()]
+
+
+def test_init_is_idempotent_and_never_overwrites(layout, cli):
+    layout.memory_md.write_text("# mine\n\n## Custom\n\n- keep me\n", encoding="utf-8")
+    before = layout.memory_md.read_bytes()
+    for _ in range(2):
+        result = cli("init", "--lang", "en")
+        assert result.returncode == 0, result.stderr
+    assert layout.memory_md.read_bytes() == before
+    assert "already initialised" in result.stdout
+
+
+def test_unknown_language_is_a_one_line_error(layout, cli):
+    result = cli("init", "--lang", "fr")
+    assert result.returncode != 0
+    assert "invalid choice" in result.stderr
+    assert not layout.memory_md.exists()

@@ -1,0 +1,189 @@
+"""Heading-aware chunking: sections by `#`-`######` headings, split to a token budget.
+
+Sizes are estimated in model tokens, not characters: a CJK character is about
+one token (a 300-character Chinese paragraph is about 280), an English word
+about 1.3. Long sections split at paragraph, then line, then sentence
+boundaries, with the last small piece of one chunk repeated at the start of
+the next so a fact on a boundary is not cut in half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from vault.model import Chunk, Note
+from vault.sections import FENCE, iter_headings
+
+MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
+OVERLAP_TOKENS = 40
+
+_CJK = re.compile(
+    r"[\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
+)
+_WORD = re.compile(r"[^\W_]+|[^\w\s]")
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap, model-free estimate of WordPiece tokens, good enough to size chunks."""
+    cjk = len(_CJK.findall(text))
+    rest = _CJK.sub(" ", text)
+    words = _WORD.findall(rest)
+    long_words = sum(len(w) // 8 for w in words)  # long words split into several pieces
+    return cjk + len(words) + long_words
+
+
+@dataclass
+class _Piece:
+    """A unit of a section: whole lines [start, end] (0-based, inclusive), or part of one line."""
+
+    start: int
+    end: int
+    text: str
+    tokens: int
+
+
+def _sections(lines: list[str]) -> Iterator[tuple[tuple[str, ...], int, int]]:
+    """Yield (heading path, first line, last line) for the preamble and every heading section."""
+    path: list[tuple[int, str]] = []
+    start, heading = 0, ()
+    for i, level, title in iter_headings(lines):
+        if i > start:
+            yield heading, start, i - 1
+        path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+        heading = tuple(t for _, t in path)
+        start = i
+    if start < len(lines):
+        yield heading, start, len(lines) - 1
+
+
+def _paragraphs(lines: list[str], start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Runs of non-blank lines; a blank line inside a fenced block does not end one."""
+    first, fence = None, ""
+    for i in range(start, end + 1):
+        line = lines[i]
+        fence_match = FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            fence = "" if fence and marker.startswith(fence) else (fence or marker[0] * 3)
+        if line.strip() or fence:
+            first = i if first is None else first
+        elif first is not None:
+            yield first, i - 1
+            first = None
+    if first is not None:
+        yield first, end
+
+
+def _split_line(i: int, line: str, limit: int) -> Iterator[_Piece]:
+    """Split one over-long line at sentence ends, then by length, keeping its line number."""
+    buf = ""
+    for sentence in _SENTENCE_END.split(line):
+        while estimate_tokens(sentence) > limit:
+            cut = _cut_point(sentence, limit)
+            if buf:
+                yield _Piece(i, i, buf, estimate_tokens(buf))
+                buf = ""
+            yield _Piece(i, i, sentence[:cut], estimate_tokens(sentence[:cut]))
+            sentence = sentence[cut:]
+        candidate = f"{buf} {sentence}".strip() if not _CJK.search(sentence[:1]) else buf + sentence
+        if buf and estimate_tokens(candidate) > limit:
+            yield _Piece(i, i, buf, estimate_tokens(buf))
+            buf = sentence
+        else:
+            buf = candidate
+    if buf.strip():
+        yield _Piece(i, i, buf, estimate_tokens(buf))
+
+
+def _cut_point(text: str, limit: int) -> int:
+    """The longest prefix within `limit` tokens, found by bisection, ending at a space if one is near."""
+    lo, hi = 1, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if estimate_tokens(text[:mid]) <= limit else (lo, mid - 1)
+    space = text.rfind(" ", lo // 2, lo)
+    return space if space > 0 else lo
+
+
+def _pieces(lines: list[str], start: int, end: int, limit: int) -> Iterator[_Piece]:
+    for p_start, p_end in _paragraphs(lines, start, end):
+        text = "\n".join(lines[p_start : p_end + 1])
+        tokens = estimate_tokens(text)
+        if tokens <= limit:
+            yield _Piece(p_start, p_end, text, tokens)
+            continue
+        for i in range(p_start, p_end + 1):
+            line_tokens = estimate_tokens(lines[i])
+            if line_tokens <= limit:
+                yield _Piece(i, i, lines[i], line_tokens)
+            else:
+                yield from _split_line(i, lines[i], limit)
+
+
+def _pack(pieces: list[_Piece], limit: int, overlap: int) -> Iterator[list[_Piece]]:
+    """Greedy packing; a chunk starts with the previous chunk's last piece when it is small."""
+    group: list[_Piece] = []
+    size = 0
+    for piece in pieces:
+        if group and size + piece.tokens > limit:
+            yield group
+            tail = group[-1]
+            carried = len(group) > 1 and tail.tokens <= overlap and tail.tokens + piece.tokens <= limit
+            group, size = ([tail], tail.tokens) if carried else ([], 0)
+        group.append(piece)
+        size += piece.tokens
+    if group:
+        yield group
+
+
+def _join(group: list[_Piece]) -> str:
+    parts: list[str] = []
+    for prev, piece in zip([None, *group], group, strict=False):
+        sep = "" if prev is None else ("\n" if prev.end < piece.start else " ")
+        if prev is not None and prev.end + 1 < piece.start:
+            sep = "\n\n"
+        parts.append(sep + piece.text)
+    return "".join(parts).strip()
+
+
+def chunk_id(path: str, heading: tuple[str, ...], ordinal: int) -> str:
+    """A UUID (Qdrant accepts it as a point id) from path, heading path and ordinal only."""
+    digest = hashlib.sha256("\x00".join([path, *heading, str(ordinal)]).encode()).hexdigest()
+    return str(uuid.UUID(hex=digest[:32]))
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_TOKENS) -> list[Chunk]:
+    """Split a note into chunks whose line ranges are 1-based, inclusive, in file lines."""
+    lines = [line.rstrip("\r") for line in note.body.split("\n")]
+    ordinals: dict[tuple[str, ...], int] = {}
+    chunks: list[Chunk] = []
+    for heading, start, end in _sections(lines):
+        pieces = list(_pieces(lines, start, end, max_tokens))
+        for group in _pack(pieces, max_tokens, overlap):
+            text = _join(group)
+            if not text:
+                continue
+            ordinal = ordinals.get(heading, 0)
+            ordinals[heading] = ordinal + 1
+            chunks.append(
+                Chunk(
+                    id=chunk_id(note.path, heading, ordinal),
+                    path=note.path,
+                    heading=heading,
+                    start_line=group[0].start + note.body_line,
+                    end_line=group[-1].end + note.body_line,
+                    text=text,
+                    content_hash=content_hash(text),
+                )
+            )
+    return chunks

@@ -1,0 +1,68 @@
+"""Daily notes: `daily/YYYY-MM-DD.md`, created from the template, appended to by section."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from vault.errors import UsageError
+from vault.fileio import TextFile, split_lines, update_note
+from vault.guards import check_entry
+from vault.paths import Layout, inside
+from vault.sections import entry_lines, insert_in_section
+from vault.templates import DAILY_SECTIONS, daily_template, detect_lang
+
+
+def vault_lang(layout: Layout) -> str:
+    try:
+        return detect_lang(layout.memory_md.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return "zh"
+
+
+def _bump_counter(text: str, label: str) -> str:
+    """Add one to the overview counter line for `label`, if the note still has it."""
+    pattern = re.compile(rf"^(- {re.escape(label)}\s*[:：]\s*)(\d+)(\s*)$")
+    lines = split_lines(text)
+    for i, line in enumerate(lines):
+        ending = line[len(line.rstrip("\r\n")) :]
+        match = pattern.match(line.rstrip("\r\n"))
+        if match:
+            lines[i] = f"{match.group(1)}{int(match.group(2)) + 1}{match.group(3)}{ending}"
+            return "".join(lines)
+    return text
+
+
+def append_daily(
+    layout: Layout,
+    text: str,
+    day: dt.date | None = None,
+    section: str = "conversation",
+    now: dt.datetime | None = None,
+) -> Path:
+    """Append one entry to a daily note's section (creating the note from the template).
+
+    Today's entries are stamped with the time; entries for another day are not,
+    since the time of writing says nothing about that day.
+    """
+    if section not in DAILY_SECTIONS:
+        raise UsageError(f"{section!r}: unknown daily section; use one of {', '.join(DAILY_SECTIONS)}")
+    entry = check_entry(text)
+    now = now or dt.datetime.now()
+    day = day or now.date()
+    path = inside(layout, layout.relative(layout.daily_note(day)))
+    prefix = f"- {now:%H:%M} " if day == now.date() else "- "
+
+    def change(current: TextFile | None) -> str:
+        lang = vault_lang(layout)
+        body = current.text if current else daily_template(day, lang)
+        newline = current.newline if current else "\n"
+        spec = DAILY_SECTIONS[section]
+        has_zh = f"## {spec['zh'][0]}" in body
+        title, label = spec["zh"] if has_zh else spec["en"] if f"## {spec['en'][0]}" in body else spec[lang]
+        new, _ = insert_in_section(body, title, entry_lines(entry, prefix), newline)
+        return _bump_counter(new, label)
+
+    update_note(layout, path, change)
+    return path

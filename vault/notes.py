@@ -1,0 +1,87 @@
+"""Turning a note's text into a `Note`: frontmatter, kind and date.
+
+Broken frontmatter never hides a note: the whole file is kept as body text
+and the problem is reported with the file and line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import frontmatter
+import yaml
+
+from vault.model import Note
+from vault.paths import DAILY_DIR, MEMORY_FILE
+
+_DAILY_NAME = re.compile(rf"^{DAILY_DIR}/(\d{{4}}-\d{{2}}-\d{{2}})\.md$")
+_FENCE_END = re.compile(r"^(?:---|\.\.\.)\s*$")
+_YAML = frontmatter.YAMLHandler()
+
+
+def note_kind(rel_path: str) -> str:
+    """`memory` for MEMORY.md, `daily` for daily/YYYY-MM-DD.md, `other` for any other note."""
+    if rel_path == MEMORY_FILE:
+        return "memory"
+    return "daily" if _DAILY_NAME.match(rel_path) else "other"
+
+
+def _daily_date(rel_path: str) -> dt.date | None:
+    match = _DAILY_NAME.match(rel_path)
+    if not match:
+        return None
+    try:
+        return dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+def _as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _split_frontmatter(text: str) -> tuple[str | None, int]:
+    """Return the YAML block (or None) and the 1-based line where the body starts."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != "---":
+        return None, 1
+    for i in range(1, len(lines)):
+        if _FENCE_END.match(lines[i].rstrip("\r")):
+            return "\n".join(lines[1:i]), i + 2
+    return None, 1  # an opening fence with no close is ordinary Markdown (a thematic break)
+
+
+def parse_note(rel_path: str, text: str) -> Note:
+    """Build a `Note`; a frontmatter block that is not a YAML mapping becomes a `problem`."""
+    block, body_line = _split_frontmatter(text)
+    meta: dict[str, Any] = {}
+    problem = None
+    if block is not None:
+        try:
+            loaded = _YAML.load(block)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1
+            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            problem = f"{rel_path}:{line}: broken frontmatter ({reason}); read as plain text"
+        else:
+            if loaded is None or isinstance(loaded, dict):
+                meta = {str(k): v for k, v in (loaded or {}).items()}
+            else:
+                problem = f"{rel_path}:1: frontmatter is a {type(loaded).__name__}, not a mapping; read as plain text"
+        if problem:
+            body_line = 1
+    body = "\n".join(text.split("\n")[body_line - 1 :]) if body_line > 1 else text
+    day = _as_date(meta.get("date")) or _daily_date(rel_path)
+    return Note(rel_path, note_kind(rel_path), day, meta, body, body_line, problem)

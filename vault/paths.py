@@ -1,0 +1,95 @@
+"""Where things live in a vault, and the guard that keeps every path inside it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from vault.errors import PathError, UsageError
+
+ENV_VAR = "MEMVAULT_VAULT"
+DEFAULT_VAULT = "memory"
+STATE_DIR = ".memvault"
+TRASH_DIR = ".trash"
+MEMORY_FILE = "MEMORY.md"
+DAILY_DIR = "daily"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fixed places inside one vault; `root` is absolute and resolved."""
+
+    root: Path
+
+    @property
+    def memory_md(self) -> Path:
+        return self.root / MEMORY_FILE
+
+    @property
+    def daily_dir(self) -> Path:
+        return self.root / DAILY_DIR
+
+    @property
+    def state_dir(self) -> Path:
+        """Derived, rebuildable data (index, manifest, locks)."""
+        return self.root / STATE_DIR
+
+    @property
+    def trash_dir(self) -> Path:
+        """Recoverable copies of anything memvault replaced or removed."""
+        return self.root / TRASH_DIR
+
+    def daily_note(self, day: dt.date) -> Path:
+        return self.daily_dir / f"{day.isoformat()}.md"
+
+    def relative(self, path: Path) -> str:
+        """The vault-relative name with `/` separators, as shown to users and stored in indexes."""
+        return path.relative_to(self.root).as_posix()
+
+
+def resolve_vault(arg: str | os.PathLike[str] | None = None) -> Layout:
+    """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`: the order users expect from CLI tools."""
+    chosen = arg or os.environ.get(ENV_VAR) or DEFAULT_VAULT
+    return Layout(Path(chosen).expanduser().resolve())
+
+
+def inside(layout: Layout, name: str | os.PathLike[str]) -> Path:
+    """Resolve a user-given note path against the vault, refusing anything that escapes it.
+
+    Absolute paths, `..` and symlinks that lead out are all refused, so an
+    argument can never make memvault read or write outside the vault.
+    """
+    raw = Path(name)
+    if raw.is_absolute():
+        raise PathError(f"{name}: absolute paths are not allowed; give a path inside the vault")
+    if ".." in raw.parts:
+        raise PathError(f"{name}: '..' is not allowed in a note path")
+    resolved = (layout.root / raw).resolve()
+    if not resolved.is_relative_to(layout.root):
+        raise PathError(f"{name}: resolves outside the vault ({resolved})")
+    return resolved
+
+
+def parse_date(text: str) -> dt.date:
+    """Dates are ISO `YYYY-MM-DD`, plus `today` and `yesterday` for people typing at a shell."""
+    lowered = text.strip().lower()
+    today = dt.date.today()
+    if lowered == "today":
+        return today
+    if lowered == "yesterday":
+        return today - dt.timedelta(days=1)
+    try:
+        return dt.date.fromisoformat(lowered)
+    except ValueError:
+        raise UsageError(f"{text!r}: not a date; use YYYY-MM-DD") from None
+
+
+def note_path(layout: Layout, ref: str) -> Path:
+    """`memory`, a date (`today`, `YYYY-MM-DD`) or a vault-relative path, as `show` accepts."""
+    if ref.lower() in ("memory", MEMORY_FILE.lower()):
+        return layout.memory_md
+    if ref.lower() in ("today", "yesterday") or (len(ref) == 10 and ref[4:5] == "-" and ref[:4].isdigit()):
+        return inside(layout, layout.relative(layout.daily_note(parse_date(ref))))
+    return inside(layout, ref)

@@ -1,0 +1,49 @@
+"""The predefined layout of MEMORY.md and of a new daily note, in Chinese and English."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+LANGS = ("zh", "en")
+
+# save type -> MEMORY.md section title per language (DESIGN.md section 3)
+MEMORY_SECTIONS: dict[str, dict[str, str]] = {
+    "preference": {"zh": "用户偏好", "en": "User Preferences"},
+    "architecture": {"zh": "架构决策", "en": "Architecture Decisions"},
+    "solution": {"zh": "常见问题解决方案", "en": "Solutions"},
+    "discovery": {"zh": "重要技术发现", "en": "Technical Discoveries"},
+    "config": {"zh": "系统配置", "en": "Configuration"},
+}
+DAILY_TYPES = ("conversation", "daily")
+
+# daily-note section key -> (title, overview counter label) per language
+DAILY_SECTIONS: dict[str, dict[str, tuple[str, str]]] = {
+    "conversation": {"zh": ("对话记录", "对话"), "en": ("Conversations", "Conversations")},
+    "task": {"zh": ("完成任务", "完成任务"), "en": ("Completed Tasks", "Completed tasks")},
+    "todo": {"zh": ("待办事项", "待办"), "en": ("Todos", "Todos")},
+    "discovery": {"zh": ("重要发现", "发现"), "en": ("Discoveries", "Discoveries")},
+}
+OVERVIEW = {"zh": "概览", "en": "Overview"}
+
+
+def memory_template(lang: str) -> str:
+    title = "长期记忆" if lang == "zh" else "Long-term Memory"
+    sections = "".join(f"## {titles[lang]}\n\n" for titles in MEMORY_SECTIONS.values())
+    return f"# {title}\n\n{sections}".rstrip("\n") + "\n"
+
+
+def daily_template(day: dt.date, lang: str) -> str:
+    title = f"{day.isoformat()} 工作日志" if lang == "zh" else f"{day.isoformat()} Daily Log"
+    sep = "：" if lang == "zh" else ": "
+    counters = "".join(f"- {spec[lang][1]}{sep}0\n" for spec in DAILY_SECTIONS.values())
+    sections = "".join(f"## {spec[lang][0]}\n\n" for spec in DAILY_SECTIONS.values())
+    return f"# {title}\n\n## {OVERVIEW[lang]}\n\n{counters}\n{sections}".rstrip("\n") + "\n"
+
+
+def detect_lang(text: str | None) -> str:
+    """The vault's language, read off MEMORY.md: English only if it uses the English section names."""
+
+    def uses(lang: str) -> bool:
+        return bool(text) and any(f"## {titles[lang]}" in str(text) for titles in MEMORY_SECTIONS.values())
+
+    return "en" if uses("en") and not uses("zh") else "zh"
