@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 
@@ -98,6 +99,53 @@ def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
     return 0
 
 
+def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
+    from indexer.index import Index, IndexConfig
+    from indexer.reconcile import Reconciler
+
+    config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
+    with Index(layout, config) as index:
+        if args.rebuild:
+            index.rebuild()
+        reconciler = Reconciler(index, progress=not args.json)
+        stats = reconciler.run()
+    for problem in reconciler.problems:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(stats.as_dict()))
+    else:
+        print(
+            f"{stats.files_changed} of {stats.files_scanned} files changed, {stats.chunks_embedded} chunks embedded, "
+            f"{stats.chunks_deleted} deleted, {stats.files_failed} failed, in {stats.seconds:.2f}s"
+        )
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
+    from indexer.status import vault_status
+
+    status = vault_status(layout)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False))
+        return 0
+    for key in (
+        "vault",
+        "files_on_disk",
+        "files_indexed",
+        "files_pending",
+        "files_failed",
+        "chunks",
+        "embedder",
+        "store",
+        "index_bytes",
+        "last_reconcile",
+    ):
+        print(f"{key:<15} {status[key]}")
+    for failure in status["failures"]:
+        print(f"failed          {failure['reason']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from vault.memory_file import SAVE_TYPES
     from vault.templates import DAILY_SECTIONS, LANGS
@@ -134,6 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
     p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
     p.add_argument("--file", default="-", help="new content (default: stdin)")
+
+    p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
+    p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.add_argument("--embedder", help="embedding model (changing it rebuilds); default: the bundled MiniLM")
+    p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+
+    p = add("status", cmd_status, "files on disk against what is indexed")
+    p.add_argument("--json", action="store_true")
     return parser
 
 

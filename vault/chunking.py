@@ -48,18 +48,17 @@ class _Piece:
     tokens: int
 
 
-def _sections(lines: list[str]) -> Iterator[tuple[tuple[str, ...], int, int]]:
-    """Yield (heading path, first line, last line) for the preamble and every heading section."""
+def _sections(lines: list[str]) -> Iterator[tuple[list[tuple[int, str]], int, int]]:
+    """Yield (heading path as (level, title) pairs, first line, last line) for each section."""
     path: list[tuple[int, str]] = []
-    start, heading = 0, ()
+    start = 0
     for i, level, title in iter_headings(lines):
         if i > start:
-            yield heading, start, i - 1
+            yield path, start, i - 1
         path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
-        heading = tuple(t for _, t in path)
         start = i
     if start < len(lines):
-        yield heading, start, len(lines) - 1
+        yield path, start, len(lines) - 1
 
 
 def _paragraphs(lines: list[str], start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -167,8 +166,12 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
     lines = [line.rstrip("\r") for line in note.body.split("\n")]
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
-    for heading, start, end in _sections(lines):
+    for levels, start, end in _sections(lines):
+        heading = tuple(title for _, title in levels)
+        section = next((t for lv, t in levels if lv == 2), heading[0] if heading else "")
         pieces = list(_pieces(lines, start, end, max_tokens))
+        if heading and all(not line.strip() for line in lines[start + 1 : end + 1]):
+            continue  # a heading with nothing under it (an empty template section) says nothing
         for group in _pack(pieces, max_tokens, overlap):
             text = _join(group)
             if not text:
@@ -184,6 +187,7 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
                     end_line=group[-1].end + note.body_line,
                     text=text,
                     content_hash=content_hash(text),
+                    section=section,
                 )
             )
     return chunks

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -48,4 +48,4 @@ class Chunk:
     end_line: int
     text: str
     content_hash: str
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    section: str = ""  # the enclosing `##` heading (else the `#` one): what filters and MEMORY.md call a section

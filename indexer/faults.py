@@ -1,0 +1,26 @@
+"""Named crash points for the crash-consistency tests.
+
+A SIGKILL at an exact step of a reconcile cannot be timed from outside, so
+tests set `MEMVAULT_CRASH_AT=<point>` and the process kills itself there.
+Unset (always, outside tests), each call is one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+_COUNTERS: dict[str, int] = {}
+
+
+def crash_point(name: str) -> None:
+    """Kill this process with SIGKILL at the N-th pass of `name` when `MEMVAULT_CRASH_AT=name[:N]`."""
+    wanted = os.environ.get("MEMVAULT_CRASH_AT")
+    if not wanted:
+        return
+    point, _, nth = wanted.partition(":")
+    if point != name:
+        return
+    _COUNTERS[name] = _COUNTERS.get(name, 0) + 1
+    if _COUNTERS[name] >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)

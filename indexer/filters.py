@@ -1,0 +1,86 @@
+"""One filter, three readings: a Qdrant Edge filter, a qdrant-client filter, and a payload predicate.
+
+Filters are pushed into each retriever before its top-k cut, so a date range
+returns the best hits inside the range, not what is left of the global best.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+def iso_day(day: dt.date) -> str:
+    """Dates are stored as midnight UTC ISO strings; Qdrant Edge has no date type of its own."""
+    return f"{day.isoformat()}T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """What a search may be restricted to; every field set must hold (AND)."""
+
+    path_prefix: str | None = None
+    kinds: tuple[str, ...] = ()
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    section: str | None = None
+    tag: str | None = None
+
+    def is_empty(self) -> bool:
+        return self == FilterSpec()
+
+    def matches(self, payload: Mapping[str, Any]) -> bool:
+        """The same predicate as the store filters, for BM25 postings and the substring fallback."""
+        if self.path_prefix and not str(payload.get("path", "")).startswith(self.path_prefix):
+            return False
+        if self.kinds and payload.get("kind") not in self.kinds:
+            return False
+        if self.date_from or self.date_to:
+            day = payload.get("date")
+            if not day:
+                return False
+            if self.date_from and day < iso_day(self.date_from):
+                return False
+            if self.date_to and day > iso_day(self.date_to):
+                return False
+        if self.section and payload.get("section") != self.section:
+            return False
+        return not (self.tag and self.tag not in (payload.get("tags") or ()))
+
+    def _conditions(self, m: Any, date_range: Any, prefix: Any) -> list[Any]:
+        out = []
+        if self.path_prefix:
+            out.append(m.FieldCondition(key="path", match=prefix(self.path_prefix)))
+        if self.kinds:
+            out.append(m.FieldCondition(key="kind", match=m.MatchAny(any=list(self.kinds))))
+        if self.date_from or self.date_to:
+            out.append(
+                m.FieldCondition(
+                    key="date",
+                    range=date_range(
+                        gte=iso_day(self.date_from) if self.date_from else None,
+                        lte=iso_day(self.date_to) if self.date_to else None,
+                    ),
+                )
+            )
+        if self.section:
+            out.append(m.FieldCondition(key="section", match=m.MatchValue(value=self.section)))
+        if self.tag:
+            out.append(m.FieldCondition(key="tags", match=m.MatchValue(value=self.tag)))
+        return out
+
+    def to_edge(self) -> Any:
+        import qdrant_edge as e
+
+        if self.is_empty():
+            return None
+        return e.Filter(must=self._conditions(e, e.RangeDateTime, e.MatchPrefix))
+
+    def to_client(self) -> Any:
+        from qdrant_client import models as m
+
+        if self.is_empty():
+            return None
+        return m.Filter(must=self._conditions(m, m.DatetimeRange, lambda p: m.MatchPrefix(prefix=p)))

@@ -1,0 +1,250 @@
+"""Vector stores behind one protocol: Qdrant Edge in-process (default) and a Qdrant server via qdrant-client.
+
+Each store records the embedder name and dimension it was built with; a
+store opened with a different embedder is reported as a mismatch, so the
+caller rebuilds instead of mixing vectors from two models.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from indexer.filters import FilterSpec
+from vault.errors import MemvaultError
+
+KEYWORD_FIELDS = ("path", "kind", "section", "tags", "content_hash")
+_EDGE_META = "memvault-collection.json"
+
+
+class StoreError(MemvaultError):
+    """The vector store is locked, corrupt or unreachable."""
+
+    exit_code = 7
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store open."""
+
+
+class StoreMismatch(StoreError):
+    """The store was built with another embedder (or dimension)."""
+
+
+class VectorStore(Protocol):
+    description: str
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]: ...
+
+    def ids(self) -> set[str]: ...
+
+    def count(self) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _check_meta(found: dict[str, Any] | None, embedder: str, dim: int, where: str) -> None:
+    if found is not None and (found.get("embedder"), found.get("dim")) != (embedder, dim):
+        raise StoreMismatch(
+            f"{where}: built with {found.get('embedder')} ({found.get('dim')} dims), not {embedder} ({dim} dims)"
+        )
+
+
+class EdgeStore:
+    """Qdrant Edge shard in `<vault>/.memvault/vectors/`: exact search, WAL, payload indexes."""
+
+    def __init__(self, path: Path, embedder: str, dim: int) -> None:
+        import qdrant_edge as e
+
+        self._e = e
+        self.path = path
+        self.description = f"qdrant-edge:{path}"
+        meta_file = path / _EDGE_META
+        try:
+            found = json.loads(meta_file.read_text()) if meta_file.exists() else None
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{meta_file}: unreadable store metadata ({exc})") from None
+        _check_meta(found, embedder, dim, str(path))
+        try:
+            if found is not None and (path / "edge_config.json").exists():
+                self.shard = e.EdgeShard.load(str(path))
+            else:
+                if path.exists():
+                    shutil.rmtree(path)  # half-created: nothing of value in it
+                path.mkdir(parents=True)
+                self.shard = self._create(path, dim)
+                meta_file.write_text(json.dumps({"embedder": embedder, "dim": dim}))
+        except StoreError:
+            raise
+        except Exception as exc:  # Edge raises bare Exception with a message
+            message = str(exc)
+            if "WouldBlock" in message:
+                raise StoreLocked(f"{path}: vector store is open in another process") from None
+            raise StoreError(f"{path}: cannot open vector store ({message.splitlines()[0]})") from None
+
+    def _create(self, path: Path, dim: int) -> Any:
+        e = self._e
+        shard = e.EdgeShard.create(
+            str(path),
+            e.EdgeConfig(
+                vectors=e.EdgeVectorParams(size=dim, distance=e.Distance.Cosine),
+                optimizers=e.EdgeOptimizersConfig(indexing_threshold=0),  # exact search: no HNSW at vault scale
+            ),
+        )
+        for field in KEYWORD_FIELDS:
+            shard.update(e.UpdateOperation.create_field_index(field, e.PayloadSchemaType.Keyword))
+        shard.update(e.UpdateOperation.create_field_index("date", e.PayloadSchemaType.Datetime))
+        return shard
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+        points = [self._e.Point(i, v.tolist(), p) for i, v, p in zip(ids, vectors, payloads, strict=True)]
+        for start in range(0, len(points), 512):
+            self.shard.update(self._e.UpdateOperation.upsert_points(points[start : start + 512]))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        ids = list(ids)
+        for start in range(0, len(ids), 1024):
+            self.shard.update(self._e.UpdateOperation.delete_points(ids[start : start + 1024]))
+
+    def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+        e = self._e
+        request = e.QueryRequest(
+            limit=limit,
+            query=e.Query.Nearest(vector.tolist()),
+            filter=flt.to_edge() if flt else None,
+            with_payload=False,
+            params=e.SearchParams(exact=True),
+        )
+        return [(str(p.id), float(p.score)) for p in self.shard.query(request)]
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        offset = None
+        while True:
+            records, offset = self.shard.scroll(
+                self._e.ScrollRequest(offset=offset, limit=2048, with_payload=False, with_vector=False)
+            )
+            out.update(str(r.id) for r in records)
+            if offset is None:
+                return out
+
+    def count(self) -> int:
+        return int(self.shard.count(self._e.CountRequest()))
+
+    def flush(self) -> None:
+        self.shard.flush()
+
+    def close(self) -> None:
+        try:
+            self.shard.flush()
+        finally:
+            self.shard.close()
+
+
+class ClientStore:
+    """A collection on a Qdrant server or cluster (or qdrant-client's local mode, which tests use)."""
+
+    def __init__(self, client: Any, collection: str, embedder: str, dim: int, description: str) -> None:
+        from qdrant_client import models as m
+
+        self._m = m
+        self.client = client
+        self.collection = collection
+        self.description = description
+        # local mode is always exact and warns about search params; a server needs to be told
+        self._params = m.SearchParams(exact=True) if description.startswith("qdrant:http") else None
+        if client.collection_exists(collection):
+            config = client.get_collection(collection).config
+            _check_meta(config.metadata or {"embedder": None, "dim": None}, embedder, dim, description)
+        else:
+            client.create_collection(
+                collection,
+                vectors_config=m.VectorParams(size=dim, distance=m.Distance.COSINE),
+                metadata={"embedder": embedder, "dim": dim},
+            )
+            for field in KEYWORD_FIELDS:
+                client.create_payload_index(collection, field, m.PayloadSchemaType.KEYWORD)
+            client.create_payload_index(collection, "date", m.PayloadSchemaType.DATETIME)
+
+    @classmethod
+    def connect(cls, url: str, api_key: str | None, collection: str, embedder: str, dim: int) -> ClientStore:
+        import warnings
+
+        from qdrant_client import QdrantClient
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # local mode warns that payload indexes do nothing there
+                if url.startswith(("http://", "https://")):
+                    client = QdrantClient(url=url, api_key=api_key, timeout=30)
+                else:
+                    client = QdrantClient(path=url.removeprefix("local:"))
+                return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}")
+        except StoreError:
+            raise
+        except RuntimeError as exc:
+            if "already accessed" in str(exc):
+                raise StoreLocked(f"{url}: vector store is open in another process") from None
+            raise StoreError(f"{url}: cannot open Qdrant ({exc})") from None
+        except Exception as exc:
+            raise StoreError(
+                f"{url}: cannot reach Qdrant ({str(exc).splitlines()[0] if str(exc) else exc!r})"
+            ) from None
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+        m = self._m
+        for start in range(0, len(ids), 256):
+            self.client.upsert(
+                self.collection,
+                points=m.Batch(
+                    ids=list(ids[start : start + 256]),
+                    vectors=vectors[start : start + 256].tolist(),
+                    payloads=list(payloads[start : start + 256]),
+                ),
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.client.delete(self.collection, points_selector=self._m.PointIdsList(points=list(ids)))
+
+    def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+        result = self.client.query_points(
+            self.collection,
+            query=vector.tolist(),
+            query_filter=flt.to_client() if flt else None,
+            limit=limit,
+            with_payload=False,
+            search_params=self._params,
+        )
+        return [(str(p.id), float(p.score)) for p in result.points]
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        offset = None
+        while True:
+            records, offset = self.client.scroll(
+                self.collection, limit=2048, offset=offset, with_payload=False, with_vectors=False
+            )
+            out.update(str(r.id) for r in records)
+            if offset is None:
+                return out
+
+    def count(self) -> int:
+        return int(self.client.count(self.collection, exact=True).count)
+
+    def flush(self) -> None:
+        pass  # the server persists each acknowledged write
+
+    def close(self) -> None:
+        self.client.close()

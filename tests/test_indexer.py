@@ -1,0 +1,273 @@
+"""The indexer with the real model, real Qdrant Edge and real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from indexer.embedder import load_embedder
+from indexer.index import Index, IndexConfig
+from indexer.manifest import Manifest
+from indexer.reconcile import reconcile
+from indexer.tokenizer import tokenize
+from indexer.vectors import StoreLocked
+from indexer.verify import disagreements
+from tests.conftest import MEMVAULT
+
+NOTES = {
+    "MEMORY.md": "# 长期记忆\n\n## 用户偏好\n\n- 回答尽量简洁，先给结论。\n\n"
+    "## 系统配置\n\n- The default vault lives in ./memory.\n",
+    "daily/2026-11-01.md": "# 2026-11-01\n\n## 对话记录\n\n- 讨论了向量数据库的选型，决定使用嵌入式引擎。\n\n"
+    "## Notes\n\nThe cat sat on the mat.\n\nQdrant Edge opens in a fraction of a second.\n",
+    "projects/alpha.md": "---\ntags: [alpha]\n---\n# Alpha\n\nAlpha ships on Friday.\n\n"
+    "## Risks\n\nThe build server is slow.\n",
+}
+
+
+class CountingEmbedder:
+    """The real model, counting what it is asked to embed."""
+
+    def __init__(self, inner, name: str | None = None):
+        self.inner, self.name, self.dim = inner, name or inner.name, inner.dim
+        self.passages: list[str] = []
+
+    def embed_passages(self, texts):
+        self.passages.extend(texts)
+        return self.inner.embed_passages(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture(scope="session")
+def model():
+    return load_embedder()
+
+
+@pytest.fixture
+def vault(layout):
+    for rel, text in NOTES.items():
+        path = layout.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return layout
+
+
+def _open(layout, model, name=None, **config):
+    return Index(layout, IndexConfig(**config), embedder=CountingEmbedder(model, name))
+
+
+def test_first_index_then_no_change_reads_nothing_and_embeds_nothing(vault, model):
+    with _open(vault, model) as index:
+        stats = reconcile(index)
+        assert stats.files_changed == 3 and stats.files_failed == 0
+        assert stats.chunks_embedded == len(index.embedder.passages) > 0
+        assert disagreements(index) == []
+    opened: list[str] = []
+
+    def audit(event, args):
+        if event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+            opened.append(os.fsdecode(args[0]))
+
+    with _open(vault, model) as index:
+        sys.addaudithook(audit)  # cannot be removed; it only appends while `opened` is referenced
+        stats = reconcile(index)
+        reads = [p for p in opened if p.startswith(str(vault.root)) and p.endswith(".md")]
+        opened.clear()
+        assert (stats.files_changed, stats.chunks_embedded, index.embedder.passages) == (0, 0, [])
+        assert reads == []
+
+
+def test_editing_one_paragraph_re_embeds_exactly_that_chunk(vault, model):
+    with _open(vault, model) as index:
+        reconcile(index)
+    note = vault.root / "daily/2026-11-01.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("on the mat", "on the red mat"), encoding="utf-8")
+    with _open(vault, model) as index:
+        stats = reconcile(index)
+        assert stats.files_changed == 1
+        assert len(index.embedder.passages) == 1 and "red mat" in index.embedder.passages[0]
+        assert disagreements(index) == []
+
+
+def test_inserting_a_line_at_the_top_re_embeds_nothing_but_moves_lines(vault, model):
+    with _open(vault, model) as index:
+        reconcile(index)
+        before = index.manifest.get_chunks(index.manifest.chunk_ids("projects/alpha.md"))
+    note = vault.root / "projects/alpha.md"
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("---\n# Alpha", "---\nA line above the title.\n\n# Alpha"), encoding="utf-8")
+    with _open(vault, model) as index:
+        stats = reconcile(index)
+        after = index.manifest.get_chunks(index.manifest.chunk_ids("projects/alpha.md"))
+        assert stats.files_changed == 1
+        assert index.embedder.passages == ["A line above the title."]
+        for chunk_id, old in before.items():
+            assert after[chunk_id].start_line == old.start_line + 2
+            assert index.payloads[chunk_id]["start_line"] == old.start_line + 2
+        assert disagreements(index) == []
+
+
+def test_delete_and_rename_leave_no_stale_points_or_postings(vault, model):
+    with _open(vault, model) as index:
+        reconcile(index)
+        old_ids = set(index.manifest.chunk_ids("projects/alpha.md"))
+    (vault.root / "projects/alpha.md").rename(vault.root / "projects/beta.md")
+    (vault.root / "MEMORY.md").unlink()
+    with _open(vault, model) as index:
+        stats = reconcile(index)
+        assert stats.chunks_embedded == 0  # a rename re-embeds nothing: same contents, cached
+        assert stats.chunks_deleted >= len(old_ids)
+        assert not old_ids & index.vectors.ids()
+        assert not old_ids & set(index.payloads)
+        assert not index.bm25.scores(tokenize("回答尽量简洁"))
+        assert {index.payloads[c]["path"] for c in index.payloads} == {"projects/beta.md", "daily/2026-11-01.md"}
+        assert disagreements(index) == []
+
+
+def test_vector_search_finds_the_right_note(vault, model):
+    with _open(vault, model) as index:
+        reconcile(index)
+        hits = index.vectors.search(model.embed_query("a kitten resting on a rug"), 3)
+        top = index.manifest.get_chunks([hits[0][0]])[hits[0][0]]
+        assert "cat sat on the mat" in top.text
+
+
+def test_changed_embedder_triggers_a_clean_rebuild(vault, model, capfd):
+    with _open(vault, model) as index:
+        reconcile(index)
+    with _open(vault, model, name="minilm-variant") as index:
+        assert index.rebuilt
+        stats = reconcile(index)
+        assert stats.files_changed == 3 and stats.chunks_embedded == len(index.manifest.chunk_ids())
+        assert index.manifest.get_meta("embedder") == "minilm-variant"
+        assert disagreements(index) == []
+    assert "embedder changed from minilm-l6-int8 to minilm-variant" in capfd.readouterr().err
+
+
+def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(vault, model, monkeypatch):
+    with _open(vault, model) as index:
+        reconcile(index)
+        scores = index.bm25.scores(tokenize("向量 数据库 cat"))
+    import indexer.index as index_module
+
+    calls = []
+    monkeypatch.setattr(index_module, "tokenize", lambda text: calls.append(text) or tokenize(text))
+    with _open(vault, model) as index:
+        assert index.bm25.scores(tokenize("向量 数据库 cat")) == scores
+    assert calls == []
+    with _open(vault, model) as index:
+        index.manifest.set_meta("tokenizer", "an-older-version")
+    with _open(vault, model) as index:
+        assert len(calls) == len(index.manifest.chunk_ids())
+        assert index.bm25.scores(tokenize("向量 数据库 cat")) == scores
+
+
+def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):
+    (vault.root / "binary.md").write_bytes(b"\x00\x01\x02PK")
+    (vault.root / "gbk.md").write_bytes("中文".encode("gbk"))
+    result = cli("index", "--json")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    stats = json.loads(result.stdout)
+    assert set(stats) == {
+        "files_scanned",
+        "files_changed",
+        "files_failed",
+        "chunks_embedded",
+        "chunks_deleted",
+        "seconds",
+    }
+    assert (stats["files_scanned"], stats["files_changed"], stats["files_failed"]) == (5, 3, 2)
+    assert "binary.md: binary file" in result.stderr and "gbk.md: not valid UTF-8" in result.stderr
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["files_on_disk"] == 5 and status["files_indexed"] == 3 and status["files_failed"] == 2
+    assert [f["path"] for f in status["failures"]] == ["binary.md", "gbk.md"]
+    assert status["files_pending"] == 0 and status["chunks"] > 0 and status["index_bytes"] > 0
+    assert status["embedder"] == "minilm-l6-int8" and status["store"].startswith("qdrant-edge:")
+    (vault.root / "gbk.md").write_text("now fixed", encoding="utf-8")
+    status = json.loads(cli("status", "--json").stdout)
+    assert status["files_pending"] == 1
+    again = json.loads(cli("index", "--json").stdout)
+    assert (again["files_changed"], again["files_failed"]) == (1, 1)
+
+
+def test_second_owner_is_refused_fast(vault, model, cli):
+    with _open(vault, model):
+        with pytest.raises(StoreLocked):
+            Index(vault, embedder=model)
+        result = cli("index")
+        assert result.returncode == 7 and "open in another memvault process" in result.stderr
+
+
+def test_qdrant_client_backend(vault, model, tmp_path):
+    url = f"local:{tmp_path / 'qdrant'}"
+    with _open(vault, model, qdrant_url=url) as index:
+        assert index.vectors.description.startswith("qdrant:")
+        reconcile(index)
+        assert disagreements(index) == []
+        hits = index.vectors.search(model.embed_query("kitten on a rug"), 2)
+        assert "cat sat" in index.manifest.get_chunks([hits[0][0]])[hits[0][0]].text
+    (vault.root / "MEMORY.md").unlink()
+    with _open(vault, model, qdrant_url=url) as index:
+        stats = reconcile(index)
+        assert stats.chunks_embedded == 0 and stats.chunks_deleted > 0
+        assert disagreements(index) == []
+
+
+def test_embedding_cache_is_capped_least_recently_used_first(tmp_path):
+    manifest = Manifest(tmp_path / "m.sqlite")
+    vec = np.ones(4, dtype=np.float32)
+    manifest.cache_vectors("m", {"a": vec, "b": vec}, cap=3)
+    manifest.cached_vectors("m", ["a"])  # a is now the most recent
+    manifest.cache_vectors("m", {"c": vec, "d": vec}, cap=3)
+    assert set(manifest.cached_vectors("m", ["a", "b", "c", "d"])) == {"a", "c", "d"}
+
+
+def test_foreign_schema_is_recreated(tmp_path):
+    path = tmp_path / "m.sqlite"
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO meta VALUES ('schema', '0')")
+    db.commit()
+    db.close()
+    manifest = Manifest(path)
+    assert manifest.reset and manifest.get_meta("schema") == "1" and manifest.files() == {}
+
+
+@pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])
+def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
+    assert cli("index").returncode == 0
+    (vault.root / "MEMORY.md").unlink()
+    note = vault.root / "daily/2026-11-01.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA new closing paragraph.\n", encoding="utf-8")
+    for i in range(3):
+        (vault.root / f"new/n{i}.md").parent.mkdir(exist_ok=True)
+        (vault.root / f"new/n{i}.md").write_text(f"# New {i}\n\nfresh note number {i}\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in vault.root.rglob("*.md")}
+    crashed = cli("index", env={"MEMVAULT_CRASH_AT": point})
+    assert crashed.returncode == -9, crashed.stderr
+    assert cli("index").returncode == 0
+    assert {p: p.read_bytes() for p in vault.root.rglob("*.md")} == before
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from indexer.index import Index; from indexer.verify import disagreements;"
+            "from vault.paths import Layout; from pathlib import Path;"
+            "i = Index(Layout(Path(sys.argv[1]))); print(disagreements(i)); i.close()",
+            str(vault.root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.stdout.strip() == "[]", check.stderr
+    assert MEMVAULT
