@@ -19,10 +19,11 @@ from typing import Any
 
 from indexer.bm25 import BM25Index
 from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
-from indexer.manifest import Manifest
+from indexer.manifest import IndexUnavailable, Manifest
 from indexer.tokenizer import VERSION as TOKENIZER_VERSION
 from indexer.tokenizer import tokenize
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
+from vault.chunking import VERSION as CHUNKER_VERSION
 from vault.paths import Layout
 
 
@@ -52,33 +53,74 @@ def _warn(message: str) -> None:
 class Index:
     """State kept while the stores are open; use as a context manager or call `close()`."""
 
-    def __init__(self, layout: Layout, config: IndexConfig | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        layout: Layout,
+        config: IndexConfig | None = None,
+        embedder: Embedder | None = None,
+        writable: bool = True,
+    ) -> None:
+        """Open the index; a reader (`writable=False`, as search is) never repairs or rebuilds
+        anything and raises `IndexUnavailable` instead, so the caller can fall back."""
         self.layout = layout
-        self.config = config or IndexConfig()
+        self.writable = writable
+        if not writable and not (layout.state_dir / "manifest.sqlite").exists():
+            raise IndexUnavailable(f"{layout.state_dir}: no index yet; run `memvault index`")
         layout.state_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = self._take_lock(layout.state_dir / "index.lock")
         try:
-            self.manifest = Manifest(layout.state_dir / "manifest.sqlite")
+            self.manifest = Manifest(layout.state_dir / "manifest.sqlite", create=writable)
+            self.config = self._settle_config(config or IndexConfig())
             recorded = self.manifest.get_meta("embedder")
-            self.embedder = embedder or load_embedder(self.config.embedder or recorded or DEFAULT_EMBEDDER)
+            if not writable and recorded is None:
+                raise IndexUnavailable(f"{layout.state_dir}: the index is empty; run `memvault index`")
+            chosen = recorded if not writable else self.config.embedder or recorded or DEFAULT_EMBEDDER
+            self.embedder = embedder or load_embedder(chosen)
             self.rebuilt = self.manifest.reset
-            if self.manifest.reset:
-                self.manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
-            if recorded is not None and recorded != self.embedder.name:
-                _warn(f"embedder changed from {recorded} to {self.embedder.name}: rebuilding the index")
-                self._drop_derived()
-            self.vectors = self._open_vectors()
-            self.manifest.set_meta("embedder", self.embedder.name)
-            self.manifest.set_meta("dim", str(self.embedder.dim))
-            self.manifest.set_meta("store", self.vectors.description)
-            if self.manifest.get_meta("dirty") == "1":
-                self.repair()
+            if writable:
+                self._settle_writer(recorded)
+            else:
+                self.vectors = self._open_vectors()
             self.bm25 = BM25Index()
             self.payloads: dict[str, dict[str, Any]] = {}
             self._load_bm25()
         except BaseException:
             os.close(self._lock_fd)
             raise
+
+    def _settle_config(self, config: IndexConfig) -> IndexConfig:
+        """The Qdrant location is sticky: once indexed into a server, later opens use it too.
+        `--qdrant-url embedded` goes back to the embedded store."""
+        recorded = self.manifest.get_meta("qdrant_url") or None
+        url = config.qdrant_url if config.qdrant_url is not None else recorded
+        url = None if url in ("", "embedded") else url
+        collection = self.manifest.get_meta("collection") if config.qdrant_url is None else None
+        return IndexConfig(config.embedder, url, config.qdrant_api_key, collection or config.collection)
+
+    def _settle_writer(self, recorded: str | None) -> None:
+        if self.manifest.reset:
+            self.manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
+        if recorded is not None and recorded != self.embedder.name:
+            _warn(f"embedder changed from {recorded} to {self.embedder.name}: rebuilding the index")
+            self._drop_derived()
+        previous_url = self.manifest.get_meta("qdrant_url") or None
+        if previous_url != self.config.qdrant_url and self.manifest.get_meta("store"):
+            _warn(f"vector store moved to {self.config.qdrant_url or 'the embedded store'}: reindexing into it")
+            self._drop_derived()
+        self.vectors = self._open_vectors()
+        for key, value in (
+            ("embedder", self.embedder.name),
+            ("dim", str(self.embedder.dim)),
+            ("store", self.vectors.description),
+            ("qdrant_url", self.config.qdrant_url or ""),
+            ("collection", self.config.collection),
+        ):
+            self.manifest.set_meta(key, value)
+        if self.manifest.get_meta("dirty") == "1":
+            self.repair()
+        if self.manifest.get_meta("chunker") != CHUNKER_VERSION:
+            self.manifest.invalidate(self.manifest.files())  # re-chunk all; unchanged text stays cached
+            self.manifest.set_meta("chunker", CHUNKER_VERSION)
 
     @staticmethod
     def _take_lock(path: Path) -> int:
@@ -102,13 +144,13 @@ class Index:
                     return ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim)
                 return EdgeStore(self._edge_path(), name, dim)
             except StoreMismatch as exc:
-                if attempt or cfg.qdrant_url:
+                if attempt or cfg.qdrant_url or not self.writable:
                     raise
                 _warn(f"{exc}: rebuilding the vector store")
             except StoreLocked:
                 raise
             except StoreError as exc:
-                if attempt or cfg.qdrant_url:
+                if attempt or cfg.qdrant_url or not self.writable:
                     raise
                 _warn(f"{exc}: the vector store is corrupt, rebuilding it from the notes")
             self._drop_derived()
@@ -151,6 +193,8 @@ class Index:
     def _load_bm25(self) -> None:
         """Restore BM25 from stored token counts; re-tokenise stored text only if the tokenizer changed."""
         if self.manifest.get_meta("tokenizer") != TOKENIZER_VERSION:
+            if not self.writable:
+                raise IndexUnavailable("the tokenizer changed since the last index; run `memvault index`")
             self.manifest.set_tokens((cid, dict(Counter(tokenize(text)))) for cid, text in self.manifest.iter_texts())
             self.manifest.set_meta("tokenizer", TOKENIZER_VERSION)
         for chunk_id, payload, counts in self.manifest.iter_chunks():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from indexer.vectors import StoreError
 from vault.model import Chunk
 
 SCHEMA_VERSION = "1"
@@ -67,22 +69,32 @@ class ChunkRow:
     payload: dict[str, Any]
 
 
+class IndexUnavailable(StoreError):
+    """The index cannot answer (missing, corrupt, other schema); readers fall back, writers rebuild."""
+
+
 class Manifest:
     """One open SQLite database in WAL mode; `reset` says it was created or recreated just now."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
         self.reset = False
+        if not create and not path.exists():
+            raise IndexUnavailable(f"{path.parent}: no index yet; run `memvault index`")
         try:
-            self._open()
+            self._open(create)
             if self.get_meta("schema") != SCHEMA_VERSION:
-                raise sqlite3.DatabaseError("foreign or old schema")
-        except sqlite3.DatabaseError:
+                raise sqlite3.DatabaseError(f"schema {self.get_meta('schema')!r}, expected {SCHEMA_VERSION!r}")
+        except sqlite3.DatabaseError as exc:
+            if not create:
+                raise IndexUnavailable(f"{path}: unreadable manifest ({exc}); run `memvault index`") from None
+            print(f"memvault: {path}: unreadable manifest ({exc}); rebuilding the index", file=sys.stderr)
             self._recreate()
 
-    def _open(self) -> None:
-        fresh = not self.path.exists()
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+    def _open(self, create: bool = True) -> None:
+        fresh = create and not self.path.exists()
+        uri = f"file:{self.path}" + ("" if create else "?mode=rw")
+        self.db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         if fresh:

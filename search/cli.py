@@ -146,7 +146,46 @@ def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
     return 0
 
 
+def _search_defaults(args: argparse.Namespace) -> dict:
+    return {
+        "mode": args.mode, "limit": args.limit, "per_doc": args.per_doc, "threshold": args.threshold,
+        "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
+        "date_from": args.date_from, "date_to": args.date_to, "kind": args.kind, "section": args.section,
+        "tag": args.tag, "path": args.path,
+    }  # fmt: skip
+
+
+def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
+    from search.batch import run_batch
+    from search.engine import Searcher, build_options
+    from search.render import print_human, print_json
+
+    defaults = _search_defaults(args)
+    if args.batch:
+        if not args.json:
+            raise UsageError("--batch writes JSON lines: add --json")
+        try:
+            lines = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
+        with Searcher.open(layout) as searcher, lines:
+            if searcher.reason:
+                print(f"memvault: answering with substring search: {searcher.reason}", file=sys.stderr)
+            failed = run_batch(searcher, lines, defaults, sys.stdout)
+        return 1 if failed else 0
+    if not args.query:
+        raise UsageError("give a query, or --batch FILE.jsonl")
+    options = build_options(**defaults)
+    with Searcher.open(layout) as searcher:
+        result = searcher.search(" ".join(args.query), options)
+    if result.reason:
+        print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
+    (print_json if args.json else print_human)(result, sys.stdout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from search.engine import KINDS, MODES
     from vault.memory_file import SAVE_TYPES
     from vault.templates import DAILY_SECTIONS, LANGS
 
@@ -188,6 +227,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.add_argument("--embedder", help="embedding model (changing it rebuilds); default: the bundled MiniLM")
     p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+
+    p = add("search", cmd_search, "hybrid search (vector + BM25, fused by RRF); substring when no index")
+    p.add_argument("query", nargs="*", help="the query")
+    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--per-doc", type=int, default=3, help="at most this many hits per note (0: no cap)")
+    p.add_argument("--threshold", type=float, help="drop hits scoring below this")
+    p.add_argument("--depth", type=int, help="candidates per retriever (default: max(20, limit))")
+    p.add_argument("--rrf-k", type=int, default=60)
+    p.add_argument("--w-vector", type=float, default=0.6)
+    p.add_argument("--w-bm25", type=float, default=0.4)
+    p.add_argument("--from", dest="date_from", help="notes dated on or after YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", help="notes dated on or before YYYY-MM-DD")
+    p.add_argument("--kind", action="append", choices=KINDS, help="daily, memory or other (repeatable)")
+    p.add_argument("--section", help="only chunks under this ## section")
+    p.add_argument("--tag", help="only notes with this frontmatter tag")
+    p.add_argument("--path", help="only notes under this vault-relative prefix")
+    p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
 
     p = add("status", cmd_status, "files on disk against what is indexed")
     p.add_argument("--json", action="store_true")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from vault.model import Chunk, Note
 from vault.sections import FENCE, iter_headings
 
+VERSION = "c1"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 

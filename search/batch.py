@@ -1,0 +1,48 @@
+"""`search --batch FILE.jsonl --json`: many queries, one loaded model and index, answers in input order.
+
+Each input line is `{"id": ..., "query": ..., optional options}`; the option
+keys are the CLI's long flags with `-` as `_` (`from`, `to`, `kind`,
+`section`, `tag`, `path`, `mode`, `limit`, `per_doc`, `threshold`, ...).
+A bad line gets an `error` line of its own; the batch goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from search.engine import Searcher, build_options
+from search.render import result_json
+from vault.errors import MemvaultError
+
+_KEYS = {
+    "mode": "mode", "limit": "limit", "per_doc": "per_doc", "threshold": "threshold", "depth": "depth",
+    "rrf_k": "rrf_k", "w_vector": "w_vector", "w_bm25": "w_bm25", "from": "date_from", "to": "date_to",
+    "kind": "kind", "section": "section", "tag": "tag", "path": "path",
+}  # fmt: skip
+
+
+def run_batch(searcher: Searcher, lines: Iterable[str], defaults: dict[str, Any], out: TextIO) -> int:
+    """Answer every line; returns how many lines failed."""
+    failed = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        qid: Any = None
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+                raise ValueError('each line must be an object with a string "query"')
+            qid = item.get("id")
+            unknown = set(item) - set(_KEYS) - {"id", "query"}
+            if unknown:
+                raise ValueError(f"unknown key {sorted(unknown)[0]!r}")
+            options = build_options(**{**defaults, **{_KEYS[k]: v for k, v in item.items() if k in _KEYS}})
+            result = searcher.search(item["query"], options)
+            out.write(json.dumps(result_json(result, {"id": qid}), ensure_ascii=False) + "\n")
+        except (ValueError, TypeError, MemvaultError) as exc:
+            failed += 1
+            out.write(json.dumps({"id": qid, "line": number, "error": str(exc)}, ensure_ascii=False) + "\n")
+        out.flush()
+    return failed

@@ -1,0 +1,179 @@
+"""Where a query is ranked: retrievers, fusion, the per-document cap, and the fallbacks.
+
+`Searcher` holds an open index (or the reason there is none) so batch mode
+and the daemon load the model and BM25 once for many queries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from indexer.embedder import EmbedderError
+from indexer.filters import FilterSpec
+from indexer.index import Index, IndexConfig
+from indexer.tokenizer import tokenize
+from indexer.vectors import StoreError
+from search.fallback import substring_search
+from search.fusion import RRF_K, WEIGHTS, cap_per_doc, rrf
+from search.hits import Hit
+from search.snippet import make_snippet
+from vault.errors import UsageError
+from vault.paths import Layout, parse_date
+
+MODES = ("hybrid", "bm25", "vector", "substring")
+KINDS = ("daily", "memory", "other")
+DEPTH = 20
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Everything a query can set; the defaults are DESIGN.md's."""
+
+    mode: str = "hybrid"
+    limit: int = 10
+    depth: int | None = None  # each retriever's candidates; default max(20, limit)
+    per_doc: int = 3
+    threshold: float | None = None
+    rrf_k: int = RRF_K
+    w_vector: float = WEIGHTS["vector"]
+    w_bm25: float = WEIGHTS["bm25"]
+    filters: FilterSpec = field(default_factory=FilterSpec)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise UsageError(f"{self.mode!r}: unknown mode; use one of {', '.join(MODES)}")
+        if self.limit < 1 or self.per_doc < 0 or (self.depth is not None and self.depth < 1):
+            raise UsageError("limit and depth must be positive, per-doc zero (no cap) or more")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    source: str  # which retriever(s) answered: a mode name
+    reason: str | None  # why the source differs from the mode asked for
+    hits: list[Hit]
+
+
+class Searcher:
+    """Answers queries over one vault, from its index when it can and from the files when not."""
+
+    def __init__(self, layout: Layout, index: Index | None, reason: str | None = None) -> None:
+        self.layout = layout
+        self.index = index
+        self.reason = reason
+
+    @classmethod
+    def open(cls, layout: Layout, config: IndexConfig | None = None) -> Searcher:
+        """Open the index read-only; any reason it cannot answer becomes the fallback's reason."""
+        try:
+            return cls(layout, Index(layout, config, writable=False))
+        except (StoreError, EmbedderError) as exc:
+            return cls(layout, None, str(exc))
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+            self.index = None
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def search(self, query: str, options: SearchOptions | None = None) -> SearchResult:
+        opts = options or SearchOptions()
+        if not query.strip():
+            raise UsageError("empty query")
+        if opts.mode == "substring" or self.index is None:
+            hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
+            reason = None if opts.mode == "substring" else f"index unavailable: {self.reason}"
+            return SearchResult(query, "substring", reason, _threshold(hits, opts))
+        depth = opts.depth or max(DEPTH, opts.limit)
+        flt = None if opts.filters.is_empty() else opts.filters
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        reason = None
+        if opts.mode in ("hybrid", "bm25"):
+            allow = None if flt is None else (lambda cid: flt.matches(self.index.payloads[cid]))
+            ranked["bm25"] = self.index.bm25.top(tokenize(query), depth, allow)
+        if opts.mode in ("hybrid", "vector"):
+            try:
+                vector = self.index.embedder.embed_query(query)
+                ranked["vector"] = self.index.vectors.search(vector, depth, flt)
+            except EmbedderError as exc:
+                if opts.mode == "vector":
+                    hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
+                    return SearchResult(query, "substring", f"embedder unavailable: {exc}", _threshold(hits, opts))
+                reason = f"embedder unavailable, BM25 only: {exc}"
+        if len(ranked) == 2:
+            fused = rrf(ranked, {"vector": opts.w_vector, "bm25": opts.w_bm25}, opts.rrf_k)
+            source = "hybrid"
+        else:
+            source, items = next(iter(ranked.items()))
+            fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
+        if opts.threshold is not None:
+            fused = [f for f in fused if f[1] >= opts.threshold]
+        payloads = self.index.payloads
+        candidates = ((f[0], payloads[f[0]]["path"]) for f in fused if f[0] in payloads)
+        keep = cap_per_doc(candidates, opts.per_doc, opts.limit)
+        rows = self.index.manifest.get_chunks(keep)
+        info = {f[0]: f for f in fused}
+        hits = []
+        for cid in keep:
+            row = rows.get(cid)
+            if row is None:
+                continue
+            snippet, _ = make_snippet(row.text, query)
+            _, score, ranks, scores = info[cid]
+            hits.append(
+                Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
+            )
+        return SearchResult(query, source, reason, hits)
+
+
+def build_options(
+    mode: str = "hybrid",
+    limit: int = 10,
+    per_doc: int = 3,
+    threshold: float | None = None,
+    depth: int | None = None,
+    rrf_k: int = RRF_K,
+    w_vector: float = WEIGHTS["vector"],
+    w_bm25: float = WEIGHTS["bm25"],
+    date_from: str | dt.date | None = None,
+    date_to: str | dt.date | None = None,
+    kind: str | list[str] | tuple[str, ...] | None = None,
+    section: str | None = None,
+    tag: str | None = None,
+    path: str | None = None,
+) -> SearchOptions:
+    """One place that turns CLI flags, batch-line keys and API keywords into `SearchOptions`."""
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise UsageError(f"{bad[0]!r}: unknown kind; use one of {', '.join(KINDS)}")
+    prefix = path.strip().lstrip("./") if path else None
+    if prefix and (".." in prefix.split("/") or prefix.startswith("/")):
+        raise UsageError(f"{path!r}: a path filter is a vault-relative prefix")
+    flt = FilterSpec(
+        path_prefix=prefix or None,
+        kinds=kinds,
+        date_from=_date(date_from),
+        date_to=_date(date_to),
+        section=section or None,
+        tag=tag.lstrip("#") if tag else None,
+    )
+    return SearchOptions(
+        mode, int(limit), depth, int(per_doc), threshold, int(rrf_k), float(w_vector), float(w_bm25), flt
+    )
+
+
+def _date(value: str | dt.date | None) -> dt.date | None:
+    if value is None or isinstance(value, dt.date):
+        return value
+    return parse_date(str(value))
+
+
+def _threshold(hits: list[Hit], opts: SearchOptions) -> list[Hit]:
+    return hits if opts.threshold is None else [h for h in hits if h.score >= opts.threshold]

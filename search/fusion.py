@@ -1,0 +1,45 @@
+"""Weighted Reciprocal Rank Fusion, and the per-document cap applied after it.
+
+RRF needs no calibration between a cosine similarity and a BM25 score: only
+ranks matter, `w / (k + rank)` summed over the retrievers that found a chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+RRF_K = 60
+WEIGHTS = {"vector": 0.6, "bm25": 0.4}
+
+
+def rrf(
+    ranked: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float] = WEIGHTS,
+    k: int = RRF_K,
+) -> list[tuple[str, float, dict[str, int], dict[str, float]]]:
+    """Fuse ranked lists of (id, score); returns (id, fused score, ranks, raw scores), best first."""
+    fused: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for source, items in ranked.items():
+        weight = weights.get(source, 1.0)
+        for rank, (item_id, score) in enumerate(items, start=1):
+            fused[item_id] = fused.get(item_id, 0.0) + weight / (k + rank)
+            ranks.setdefault(item_id, {})[source] = rank
+            scores.setdefault(item_id, {})[source] = score
+    order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
+    return [(i, fused[i], ranks[i], scores[i]) for i in order]
+
+
+def cap_per_doc(items: Iterable[tuple[str, str]], per_doc: int, limit: int) -> list[str]:
+    """Keep at most `per_doc` ids per path, in order, up to `limit`; items are (id, path)."""
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for item_id, path in items:
+        if per_doc and seen.get(path, 0) >= per_doc:
+            continue
+        seen[path] = seen.get(path, 0) + 1
+        out.append(item_id)
+        if len(out) >= limit:
+            break
+    return out

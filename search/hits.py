@@ -1,0 +1,66 @@
+"""`Hit`: one search result, and the JSON shape that is memvault's public search interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked chunk. Lines are 1-based and inclusive; `path` is vault-relative with `/`.
+
+    `ranks` and `scores` hold each retriever's view (`vector`, `bm25`, or
+    `substring`), so a caller can see why a hit ranked where it did.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    heading: tuple[str, ...]
+    text: str
+    score: float
+    snippet: str = ""
+    ranks: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    chunk_id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "heading": list(self.heading),
+            "snippet": self.snippet,
+            "score": round(self.score, 6),
+            "ranks": self.ranks,
+            "scores": {k: round(v, 6) for k, v in self.scores.items()},
+        }
+
+
+# The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
+HIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["path", "start_line", "end_line", "heading", "snippet", "score", "ranks", "scores"],
+    "properties": {
+        "path": {"type": "string"},
+        "start_line": {"type": "integer", "minimum": 1},
+        "end_line": {"type": "integer", "minimum": 1},
+        "heading": {"type": "array", "items": {"type": "string"}},
+        "snippet": {"type": "string"},
+        "score": {"type": "number"},
+        "ranks": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+        "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+    },
+}
+RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["query", "source", "hits"],
+    "properties": {
+        "id": {},
+        "query": {"type": "string"},
+        "source": {"type": "string", "enum": ["hybrid", "bm25", "vector", "substring"]},
+        "reason": {"type": ["string", "null"]},
+        "hits": {"type": "array", "items": HIT_SCHEMA},
+    },
+}

@@ -1,0 +1,177 @@
+"""Search end to end: real notes, real index, real model, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from indexer.index import Index
+from search.api import Vault
+from search.hits import RESULT_SCHEMA
+
+NOTES = {
+    "MEMORY.md": "# 长期记忆\n\n## 架构决策\n\n- 向量存储默认使用嵌入式引擎，启动快、内存占用少。\n"
+    "- We chose SQLite for the manifest because it needs no server.\n\n## 用户偏好\n\n- 喜欢简洁的回答。\n",
+    "daily/2026-10-01.md": "# 2026-10-01\n\n## 对话记录\n\n- 讨论了周末去爬山的计划。\n"
+    "- Grocery list: apples, bread.\n",
+    "projects/garden.md": "---\ntags: [home]\n---\n# Garden\n\n"
+    + "\n\n".join(f"Paragraph {i}: the tomatoes need watering every morning in summer. " * 3 for i in range(16))
+    + "\n",
+}
+
+
+@pytest.fixture
+def indexed(layout, cli):
+    for rel, text in NOTES.items():
+        path = layout.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    result = cli("index")
+    assert result.returncode == 0, result.stderr
+    return layout
+
+
+def _search(cli, *args):
+    result = cli("search", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, RESULT_SCHEMA)
+    return data
+
+
+def test_chinese_query_finds_chinese_note_through_jieba(indexed, cli):
+    for mode in ("bm25", "hybrid"):
+        data = _search(cli, "--mode", mode, "嵌入式向量存储")
+        assert data["source"] == mode
+        top = data["hits"][0]
+        assert (top["path"], top["heading"]) == ("MEMORY.md", ["长期记忆", "架构决策"])
+        assert "向量存储默认使用嵌入式引擎" in top["snippet"]
+        if mode == "hybrid":
+            assert set(top["ranks"]) == {"bm25", "vector"}
+
+
+def test_mixed_chinese_and_english_query(indexed, cli):
+    data = _search(cli, "爬山 weekend plan")
+    assert data["hits"][0]["path"] == "daily/2026-10-01.md"
+    assert "爬山" in data["hits"][0]["snippet"]
+
+
+def test_snippet_is_centred_on_the_matched_line_not_the_first(indexed, cli):
+    data = _search(cli, "--mode", "bm25", "SQLite manifest server")
+    hit = data["hits"][0]
+    assert "SQLite for the manifest" in hit["snippet"]
+    assert hit["start_line"] <= 6 <= hit["end_line"]  # the matched line is inside the hit's range
+    line = (indexed.root / "MEMORY.md").read_text(encoding="utf-8").split("\n")[5]
+    assert line in hit["snippet"]
+
+
+def test_per_doc_cap_and_limit(indexed, cli):
+    uncapped = [h["path"] for h in _search(cli, "tomatoes watering", "--per-doc", "0")["hits"]]
+    assert uncapped.count("projects/garden.md") >= 4
+    capped = [h["path"] for h in _search(cli, "tomatoes watering")["hits"]]
+    assert capped.count("projects/garden.md") == 3
+    assert len(_search(cli, "tomatoes watering", "--per-doc", "0", "--limit", "2")["hits"]) == 2
+
+
+def test_filters_kind_tag_path_section(indexed, cli):
+    assert {h["path"] for h in _search(cli, "--kind", "daily", "apples")["hits"]} == {"daily/2026-10-01.md"}
+    assert {h["path"] for h in _search(cli, "--tag", "home", "watering")["hits"]} == {"projects/garden.md"}
+    assert {h["path"] for h in _search(cli, "--path", "projects/", "向量")["hits"]} <= {"projects/garden.md"}
+    hits = _search(cli, "--section", "用户偏好", "回答")["hits"]
+    assert hits and all(h["heading"][-1] == "用户偏好" for h in hits)
+
+
+def test_date_filter_cuts_before_ranking(layout, cli):
+    """25 strong matches outside the range (more than a retriever's 20 candidates) and weak ones inside."""
+    (layout.root / "daily").mkdir(parents=True)
+    for day in range(1, 26):
+        text = f"# 2026-01-{day:02}\n\n- The quarterly budget review for the budget committee: budget approved.\n"
+        (layout.root / f"daily/2026-01-{day:02}.md").write_text(text, encoding="utf-8")
+    for day in range(1, 4):
+        text = f"# 2026-03-{day:02}\n\n- Lunch chat mentioned the budget once, among other things.\n"
+        (layout.root / f"daily/2026-03-{day:02}.md").write_text(text, encoding="utf-8")
+    assert cli("index").returncode == 0
+    for mode in ("bm25", "vector", "hybrid"):
+        hits = _search(cli, "--mode", mode, "budget review", "--from", "2026-03-01", "--to", "2026-03-31")["hits"]
+        assert sorted(h["path"] for h in hits) == [f"daily/2026-03-0{d}.md" for d in (1, 2, 3)], mode
+        unfiltered = _search(cli, "--mode", mode, "budget review")["hits"]
+        assert all(h["path"].startswith("daily/2026-01") for h in unfiltered)
+
+
+def _assert_fallback(cli, why: str):
+    result = cli("search", "--json", "爬山")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, RESULT_SCHEMA)
+    assert data["source"] == "substring" and why in data["reason"]
+    assert data["hits"][0]["path"] == "daily/2026-10-01.md" and "爬山" in data["hits"][0]["snippet"]
+    assert "answered by substring search" in result.stderr and why in result.stderr
+
+
+def test_fallback_when_index_deleted(indexed, cli):
+    import shutil
+
+    shutil.rmtree(indexed.state_dir)
+    _assert_fallback(cli, "no index yet")
+    assert not indexed.state_dir.exists()  # searching never creates or repairs an index
+
+
+def test_fallback_when_manifest_truncated(indexed, cli):
+    manifest = indexed.state_dir / "manifest.sqlite"
+    for suffix in ("-wal", "-shm"):
+        (indexed.state_dir / f"manifest.sqlite{suffix}").unlink(missing_ok=True)
+    manifest.write_bytes(manifest.read_bytes()[:100])
+    _assert_fallback(cli, "unreadable manifest")
+    assert cli("index").returncode == 0  # the writer rebuilds it from the notes
+    assert _search(cli, "爬山")["source"] == "hybrid"
+
+
+def test_fallback_when_held_by_another_process(indexed, cli):
+    with Index(indexed):
+        _assert_fallback(cli, "open in another memvault process")
+
+
+def test_substring_mode_scores_memory_above_daily(indexed, cli):
+    data = _search(cli, "--mode", "substring", "简洁")
+    assert data["source"] == "substring" and data["reason"] is None
+    scores = {h["path"]: h["scores"]["substring"] for h in data["hits"]}
+    assert scores == {"MEMORY.md": 0.7}
+
+
+def test_batch_mode_answers_in_order_with_schema(indexed, cli, tmp_path):
+    queries = [
+        {"id": "q1", "query": "向量存储"},
+        {"id": 2, "query": "apples", "kind": "daily", "limit": 1},
+        {"id": "bad", "query": "x", "kind": "nope"},
+        {"id": "q4", "query": "tomatoes", "mode": "bm25", "from": "2020-01-01"},
+    ]
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in queries) + "\nnot json\n", encoding="utf-8")
+    result = cli("search", "--batch", str(batch), "--json")
+    assert result.returncode == 1  # two bad lines, reported in place
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line.get("id") for line in lines] == ["q1", 2, "bad", "q4", None]
+    for line in (lines[0], lines[1], lines[3]):
+        jsonschema.validate(line, RESULT_SCHEMA)
+    assert lines[0]["hits"][0]["path"] == "MEMORY.md"
+    assert [h["path"] for h in lines[1]["hits"]] == ["daily/2026-10-01.md"]
+    assert "unknown kind" in lines[2]["error"] and lines[4]["line"] == 5
+    assert lines[3]["hits"] == []  # garden.md has no date: a date filter excludes it
+
+
+def test_python_api(layout):
+    with Vault(layout.root) as v:
+        v.init("en")
+        v.note("Deployed the search service to staging today.")
+        v.remember("Prefers dark mode in every editor.", type="preference")
+        stats = v.index()
+        assert stats.files_changed == 2
+        hits = v.search("dark mode editor", limit=3)
+        assert hits[0].path == "MEMORY.md" and "dark mode" in hits[0].snippet
+        assert v.search("staging", kind="daily")[0].path.startswith("daily/")
+        assert v.search_result("staging", mode="bm25").source == "bm25"
+        v.note("A second note about staging.")
+        assert v.index().files_changed == 1  # index() releases the searcher's lock first
+        assert len(v.search("staging", kind="daily", per_doc=0)) == 2
