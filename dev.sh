@@ -21,9 +21,10 @@ ensure_venv() {
 demo() {
     local mv=.venv/bin/memvault
     "$mv" init
-    "$mv" note "memvault demo: wrote this note at $(date '+%H:%M') and read it back"
-    "$mv" sections
-    "$mv" show today
+    "$mv" daemon status >/dev/null || "$mv" daemon start
+    "$mv" note "memvault demo: wrote this note at $(date '+%H:%M') and searched for it"
+    "$mv" search "memvault demo note"
+    echo "(the daemon keeps indexing ./memory in the background; stop it with: .venv/bin/memvault daemon stop)"
 }
 
 run_tests() {

@@ -9,13 +9,14 @@ A bad line gets an `error` line of its own; the batch goes on.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
-from search.engine import Searcher, build_options
+from search.engine import Searcher, SearchOptions, build_options
 from search.render import result_json
-from vault.errors import MemvaultError
+from vault.errors import MemvaultError, UsageError
 
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
 _KEYS = {
     "mode": "mode", "limit": "limit", "per_doc": "per_doc", "threshold": "threshold", "depth": "depth",
     "rrf_k": "rrf_k", "w_vector": "w_vector", "w_bm25": "w_bm25", "from": "date_from", "to": "date_to",
@@ -23,8 +24,26 @@ _KEYS = {
 }  # fmt: skip
 
 
-def run_batch(searcher: Searcher, lines: Iterable[str], defaults: dict[str, Any], out: TextIO) -> int:
-    """Answer every line; returns how many lines failed."""
+def options_from(item: dict[str, Any]) -> SearchOptions:
+    """Search options from public keys (a batch line, a socket request, the CLI's flags); others are refused."""
+    unknown = set(item) - set(_KEYS) - {"id", "query", "op"}
+    if unknown:
+        raise UsageError(f"unknown key {sorted(unknown)[0]!r}")
+    return build_options(**{_KEYS[k]: v for k, v in item.items() if k in _KEYS and v is not None})
+
+
+def local_answer(searcher: Searcher) -> Answer:
+    """Answer batch lines in this process from an opened `Searcher`."""
+
+    def answer(item: dict[str, Any]) -> dict[str, Any]:
+        result = searcher.search(item["query"], options_from(item))
+        return result_json(result, {"id": item.get("id")})
+
+    return answer
+
+
+def run_batch(lines: Iterable[str], defaults: dict[str, Any], answer: Answer, out: TextIO) -> int:
+    """Answer every line with `answer` (local or through the daemon); returns how many lines failed."""
     failed = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -35,12 +54,8 @@ def run_batch(searcher: Searcher, lines: Iterable[str], defaults: dict[str, Any]
             if not isinstance(item, dict) or not isinstance(item.get("query"), str):
                 raise ValueError('each line must be an object with a string "query"')
             qid = item.get("id")
-            unknown = set(item) - set(_KEYS) - {"id", "query"}
-            if unknown:
-                raise ValueError(f"unknown key {sorted(unknown)[0]!r}")
-            options = build_options(**{**defaults, **{_KEYS[k]: v for k, v in item.items() if k in _KEYS}})
-            result = searcher.search(item["query"], options)
-            out.write(json.dumps(result_json(result, {"id": qid}), ensure_ascii=False) + "\n")
+            reply = answer({**{k: v for k, v in defaults.items() if v is not None}, **item})
+            out.write(json.dumps(reply, ensure_ascii=False) + "\n")
         except (ValueError, TypeError, MemvaultError) as exc:
             failed += 1
             out.write(json.dumps({"id": qid, "line": number, "error": str(exc)}, ensure_ascii=False) + "\n")

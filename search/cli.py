@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -35,21 +36,33 @@ def cmd_init(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def cmd_note(args: argparse.Namespace, layout: Layout) -> int:
+    from search.service import request
     from vault.daily import append_daily
 
-    day = parse_date(args.date) if args.date else None
-    path = append_daily(layout, _read_text_arg(args.text), day=day, section=args.section)
-    print(f"noted in {layout.relative(path)}")
+    text = _read_text_arg(args.text)
+    day = parse_date(args.date) if args.date else None  # validated here, before any daemon sees it
+    reply = request(layout, {"op": "note", "text": text, "date": args.date, "section": args.section})
+    rel = reply["path"] if reply else layout.relative(append_daily(layout, text, day=day, section=args.section))
+    print(f"noted in {rel}" + (" (indexed by the daemon)" if reply else ""))
     return 0
 
 
 def cmd_remember(args: argparse.Namespace, layout: Layout) -> int:
+    from search.service import request
     from vault.memory_file import remember
 
-    saved = remember(layout, _read_text_arg(args.text), section=args.section, kind=args.type)
-    if saved.created_section:
-        print(f"section '{saved.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
-    where = f"{layout.relative(saved.path)}" + (f" § {saved.section}" if saved.section != "daily" else "")
+    text = _read_text_arg(args.text)
+    reply = request(layout, {"op": "remember", "text": text, "section": args.section, "type": args.type})
+    if reply is None:
+        saved = remember(layout, text, section=args.section, kind=args.type)
+        reply = {
+            "path": layout.relative(saved.path),
+            "section": saved.section,
+            "created_section": saved.created_section,
+        }
+    if reply["created_section"]:
+        print(f"section '{reply['section']}' did not exist in MEMORY.md: created it", file=sys.stderr)
+    where = reply["path"] + (f" § {reply['section']}" if reply["section"] != "daily" else "")
     print(f"remembered in {where}")
     return 0
 
@@ -101,16 +114,25 @@ def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
 
 def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
     from indexer.index import Index, IndexConfig
-    from indexer.reconcile import Reconciler
+    from indexer.reconcile import Reconciler, ReconcileStats
+    from search.service import request
 
-    config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
-    with Index(layout, config) as index:
-        if args.rebuild:
-            index.rebuild()
-        reconciler = Reconciler(index, progress=not args.json)
-        stats = reconciler.run()
-    for problem in reconciler.problems:
-        print(f"memvault: warning: {problem}", file=sys.stderr)
+    reply = request(layout, {"op": "ping"})
+    if reply is not None:
+        if args.embedder or args.qdrant_url:
+            raise UsageError("a daemon owns this index: stop it (memvault daemon stop) to change embedder or store")
+        stats = ReconcileStats(
+            **request(layout, {"op": "reindex", "rebuild": args.rebuild}, timeout=24 * 3600)["stats"]
+        )
+    else:
+        config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
+        with Index(layout, config) as index:
+            if args.rebuild:
+                index.rebuild()
+            reconciler = Reconciler(index, progress=not args.json)
+            stats = reconciler.run()
+        for problem in reconciler.problems:
+            print(f"memvault: warning: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(stats.as_dict()))
     else:
@@ -123,8 +145,10 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
 
 def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
     from indexer.status import vault_status
+    from search.service import request
 
-    status = vault_status(layout)
+    reply = request(layout, {"op": "status"}, timeout=30)
+    status = reply["status"] if reply else vault_status(layout)
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
         return 0
@@ -147,18 +171,20 @@ def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def _search_defaults(args: argparse.Namespace) -> dict:
+    """The search flags under their public names: the keys of batch lines and socket requests."""
     return {
         "mode": args.mode, "limit": args.limit, "per_doc": args.per_doc, "threshold": args.threshold,
         "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
-        "date_from": args.date_from, "date_to": args.date_to, "kind": args.kind, "section": args.section,
+        "from": args.date_from, "to": args.date_to, "kind": args.kind, "section": args.section,
         "tag": args.tag, "path": args.path,
     }  # fmt: skip
 
 
 def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
-    from search.batch import run_batch
-    from search.engine import Searcher, build_options
+    from search.batch import local_answer, run_batch
+    from search.engine import Searcher
     from search.render import print_human, print_json
+    from search.service import remote_answer
 
     defaults = _search_defaults(args)
     if args.batch:
@@ -168,20 +194,70 @@ def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
             lines = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
-        with Searcher.open(layout) as searcher, lines:
-            if searcher.reason:
-                print(f"memvault: answering with substring search: {searcher.reason}", file=sys.stderr)
-            failed = run_batch(searcher, lines, defaults, sys.stdout)
-        return 1 if failed else 0
+        with lines:
+            remote = remote_answer(layout)
+            if remote is not None:
+                return 1 if run_batch(lines, defaults, remote, sys.stdout) else 0
+            with Searcher.open(layout) as searcher:
+                if searcher.reason:
+                    print(f"memvault: answering with substring search: {searcher.reason}", file=sys.stderr)
+                return 1 if run_batch(lines, defaults, local_answer(searcher), sys.stdout) else 0
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
-    options = build_options(**defaults)
-    with Searcher.open(layout) as searcher:
-        result = searcher.search(" ".join(args.query), options)
+    from search.batch import options_from
+    from search.engine import SearchResult
+    from search.hits import Hit
+    from search.service import request
+
+    query = " ".join(args.query)
+    reply = request(layout, {"op": "search", "query": query, **{k: v for k, v in defaults.items() if v is not None}})
+    if reply is not None:
+        hits = [Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
+                    h["ranks"], h["scores"]) for h in reply["hits"]]  # fmt: skip
+        result = SearchResult(reply["query"], reply["source"], reply["reason"], hits)
+    else:
+        with Searcher.open(layout) as searcher:
+            result = searcher.search(query, options_from(defaults))
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
     (print_json if args.json else print_human)(result, sys.stdout)
     return 0
+
+
+def cmd_daemon(args: argparse.Namespace, layout: Layout) -> int:
+    from search import service
+
+    if args.action == "run":
+        import logging
+
+        from indexer.index import IndexConfig
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+        config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
+        service.run(layout, config, debounce=args.debounce, rescan=args.rescan)
+        return 0
+    if args.action == "start":
+        extra = ["--debounce", str(args.debounce), "--rescan", str(args.rescan)]
+        extra += ["--embedder", args.embedder] if args.embedder else []
+        extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
+        print(f"daemon started (pid {service.start(layout, extra)}) for {layout.root}")
+        return 0
+    if args.action == "stop":
+        pid = service.stop(layout)
+        print(f"daemon stopped (pid {pid})" if pid else "no daemon running")
+        return 0
+    if args.action == "install-service":
+        path, how = service.install_service(layout)
+        print(f"wrote {path}\nenable it with: {how}")
+        return 0
+    status = service.status(layout)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False))
+    else:
+        for key, value in status.items():
+            if key != "failures":
+                print(f"{key:<20} {value}")
+    return 0 if status["running"] else 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,6 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
 
+    p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
+    p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])
+    p.add_argument("--debounce", type=float, default=1.5, help="seconds a path must be quiet before indexing")
+    p.add_argument("--rescan", type=float, default=300.0, help="seconds between full reconcile scans")
+    p.add_argument("--embedder", help="embedding model for the index it owns")
+    p.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store")
+    p.add_argument("--json", action="store_true")
+
     p = add("status", cmd_status, "files on disk against what is indexed")
     p.add_argument("--json", action="store_true")
     return parser
@@ -264,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `memvault ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if debug:
             raise

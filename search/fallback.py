@@ -1,8 +1,9 @@
 """Substring search over the note files themselves: the answer of last resort.
 
 It needs no index, no model and no lock, so `search` can always answer. A
-chunk matching the whole query ranks above one matching some of its words;
-MEMORY.md outranks daily notes (0.7 against 0.5), and newer notes come first.
+chunk holding the whole query (case-insensitive) ranks above one holding
+some of its words (the query's tokens, so Chinese works without spaces);
+then MEMORY.md over daily notes (0.7 against 0.5), then newer notes first.
 """
 
 from __future__ import annotations
@@ -11,42 +12,64 @@ import datetime as dt
 
 from indexer.filters import FilterSpec
 from indexer.reconcile import payload_for
+from indexer.tokenizer import tokenize
 from search.hits import Hit
 from search.snippet import make_snippet
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
 from vault.fileio import read_note
+from vault.model import Chunk, Note
 from vault.notes import parse_note
 from vault.paths import Layout
-from vault.scan import scan_vault
+from vault.scan import FileEntry, scan_vault
 
 MEMORY_SCORE, NOTE_SCORE = 0.7, 0.5
+
+
+_cache: dict[str, tuple[tuple[int, int], tuple[Note, list[tuple[Chunk, str]]] | None]] = {}
+
+
+def _parsed(entry: FileEntry) -> tuple[Note, list[tuple[Chunk, str]]] | None:
+    """A note's chunks with their folded text, re-read only when its size or mtime moved
+    (batch mode and the daemon ask many queries of the same files)."""
+    stamp = (entry.size, entry.mtime_ns)
+    cached = _cache.get(entry.rel)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        note = parse_note(entry.rel, read_note(entry.path, entry.rel).text)
+    except NoteReadError:
+        value = None
+    else:
+        value = (note, [(c, " ".join(c.text.lower().split())) for c in chunk_note(note)])
+    _cache[entry.rel] = (stamp, value)
+    return value
 
 
 def substring_search(
     layout: Layout, query: str, limit: int = 10, flt: FilterSpec | None = None, per_doc: int = 3
 ) -> list[Hit]:
     phrase = " ".join(query.lower().split())
-    terms = list(dict.fromkeys(phrase.split()))
+    # words for Latin text, jieba words for CJK: a Chinese question has no spaces to split on
+    terms = list(dict.fromkeys(t for t in tokenize(phrase) if len(t) > 1 or not t.isascii())) or [phrase]
     if not phrase:
         return []
     found: list[tuple[tuple, Hit]] = []
     for entry in scan_vault(layout):
         if entry.error:
             continue
-        try:
-            note = parse_note(entry.rel, read_note(entry.path, entry.rel).text)
-        except NoteReadError:
+        parsed = _parsed(entry)
+        if parsed is None:
             continue
+        note, chunks = parsed
         day = note.date or dt.date.fromtimestamp(entry.mtime_ns / 1e9)
         base = MEMORY_SCORE if note.kind == "memory" else NOTE_SCORE
         per_path = 0
-        for chunk in chunk_note(note):
+        for chunk, lower in chunks:
             if flt is not None and not flt.matches(payload_for(note, chunk)):
                 continue
-            lower = " ".join(chunk.text.lower().split())
             matched = len(terms) + 1 if phrase in lower else sum(t in lower for t in terms)
-            if not matched or per_path >= per_doc:
+            if not matched or (per_doc and per_path >= per_doc):
                 continue
             per_path += 1
             score = base * min(1.0, matched / len(terms))

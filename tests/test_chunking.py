@@ -115,3 +115,10 @@ def test_every_chunk_points_at_lines_that_hold_its_text(lines, rnd: random.Rando
         span = "\n".join(file_lines[chunk.start_line - 1 : chunk.end_line])
         for part in chunk.text.split("\n"):
             assert part.strip() in span
+
+
+def test_html_comments_are_dropped_and_lines_kept():
+    text = "# T\n\n- turn one <!-- dia:D1:1 -->\n<!-- a\nmulti-line comment -->\n- turn two\n"
+    (chunk,) = _chunks(text)
+    assert chunk.text == "# T\n\n- turn one\n\n- turn two"
+    assert (chunk.start_line, chunk.end_line) == (1, 6)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from vault.model import Chunk, Note
 from vault.sections import FENCE, iter_headings
 
-VERSION = "c1"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c2"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
@@ -27,6 +27,7 @@ _CJK = re.compile(
     r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
 )
 _WORD = re.compile(r"[^\W_]+|[^\w\s]")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
 
 
@@ -164,7 +165,9 @@ def content_hash(text: str) -> str:
 
 def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_TOKENS) -> list[Chunk]:
     """Split a note into chunks whose line ranges are 1-based, inclusive, in file lines."""
-    lines = [line.rstrip("\r") for line in note.body.split("\n")]
+    # HTML comments are invisible when rendered: drop them, keeping their newlines so lines still match
+    body = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), note.body)
+    lines = [line.rstrip() for line in body.split("\n")]
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
     for levels, start, end in _sections(lines):

@@ -1,0 +1,41 @@
+"""`python -m bench quality [--sets a,b] [--quick N]` and `python -m bench index` (index throughput)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    sub = parser.add_subparsers(dest="what", required=True)
+    q = sub.add_parser("quality", help="retrieval quality on ../shared/bench")
+    q.add_argument("--sets", default="scifact,locomo,cmrc")
+    q.add_argument("--quick", type=int, nargs="?", const=30, default=0, help="sample N queries per set (default 30)")
+    q.add_argument("--modes", default="bm25,vector,hybrid,substring")
+    sub.add_parser("index", help="index throughput against the bare embedder (bench.index_speed)")
+    args, rest = parser.parse_known_args(argv)
+    if args.what == "index":
+        from bench.index_speed import main as index_main
+
+        return index_main(rest)
+    from bench.quality import main as quality_main
+    from bench.quality import table
+
+    report = quality_main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
+    report["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    (RESULTS / f"quality-{stamp}.json").write_text(json.dumps(report, indent=2))
+    print(table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The evaluation sets in `../shared/bench`, read in place (never copied into the project).
+
+Each set is a list of units: the notes that make one vault, the queries
+asked of it, and how a query's hits are judged.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.metrics import doc_metrics, span_metrics
+
+DATA = Path(os.environ.get("MEMVAULT_BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "bench")
+Judge = Callable[[str, list[dict[str, Any]]], dict[str, float]]
+
+
+@dataclass
+class Unit:
+    """One vault to index: files to copy (source, vault-relative target) and the queries to ask."""
+
+    name: str
+    files: list[tuple[Path, str]]
+    queries: list[tuple[str, str, int | None]]  # id, text, category
+    judge: Judge
+    per_doc: int  # 1 when judged by document, 0 (no cap) when judged by line
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _qrels(path: Path) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    with open(path, encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            out[row["query-id"]][row["corpus-id"]] = float(row["score"])
+    return out
+
+
+def _doc_set(name: str, folder: Path, quick: int, seed: int) -> list[Unit]:
+    qrels = _qrels(folder / "qrels.tsv")
+    queries = [
+        (str(q.get("_id", q.get("id"))), q.get("text") or q.get("query"), None)
+        for q in _jsonl(folder / "queries.jsonl")
+    ]
+    queries = [q for q in queries if qrels.get(q[0])]
+    docs = sorted(folder.glob("docs/*.md"))
+    if quick:
+        rnd = random.Random(seed)
+        queries = rnd.sample(queries, min(quick, len(queries)))
+        needed = {f"{d}.md" for q in queries for d in qrels[q[0]]}
+        others = [d for d in docs if d.name not in needed]
+        docs = [d for d in docs if d.name in needed] + rnd.sample(others, min(len(others), 10 * quick))
+
+    def judge(qid: str, hits: list[dict[str, Any]]) -> dict[str, float]:
+        ranked = [h["path"].removeprefix("docs/").removesuffix(".md") for h in hits]
+        return doc_metrics(ranked, qrels[qid])
+
+    return [Unit(name, [(d, f"docs/{d.name}") for d in docs], queries, judge, per_doc=1)]
+
+
+def scifact(quick: int = 0, seed: int = 1) -> list[Unit]:
+    return _doc_set("scifact", DATA / "scifact", quick, seed)
+
+
+def cmrc(quick: int = 0, seed: int = 1) -> list[Unit]:
+    return _doc_set("cmrc2018", DATA / "zh_cmrc2018", quick, seed)
+
+
+def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
+    units = []
+    convs = sorted(p.name for p in (DATA / "locomo" / "vaults").iterdir())
+    for conv in convs[:1] if quick else convs:
+        root = DATA / "locomo" / "vaults" / conv / "memory"
+        ev = DATA / "locomo" / "eval" / conv
+        lines: dict[str, tuple[str, int]] = {}
+        with open(ev / "dia_index.tsv", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh, delimiter="\t"):
+                lines[row["dia_id"]] = (row["path"].removeprefix("memory/"), int(row["line"]))
+        turns = {qid: [lines[d] for d in dias if d in lines] for qid, dias in _qrels(ev / "qrels_turn.tsv").items()}
+        queries = [
+            (q["id"], q["query"], int(q["category"])) for q in _jsonl(ev / "queries.jsonl") if turns.get(q["id"])
+        ]
+        if quick:
+            queries = random.Random(seed).sample(queries, min(quick, len(queries)))
+
+        def judge(qid: str, hits: list[dict[str, Any]], turns: dict = turns) -> dict[str, float]:
+            return span_metrics([(h["path"], h["start_line"], h["end_line"]) for h in hits], turns[qid])
+
+        files = [(p, p.relative_to(root).as_posix()) for p in sorted(root.rglob("*.md"))]
+        units.append(Unit(f"locomo/{conv}", files, queries, judge, per_doc=0))
+    return units
+
+
+SETS = {"scifact": scifact, "locomo": locomo, "cmrc": cmrc}

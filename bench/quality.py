@@ -1,0 +1,101 @@
+"""`python -m bench quality`: nDCG@10, Recall@10/100 and MRR@10 per set and mode, in one run,
+through the real CLI: `memvault index`, then `memvault search --batch --json` on a fresh temp vault."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.datasets import SETS, Unit
+from bench.metrics import mean
+
+MEMVAULT = str(Path(sys.executable).parent / "memvault")
+MODES = ("bm25", "vector", "hybrid", "substring")
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([MEMVAULT, *args], capture_output=True, text=True)
+    if result.returncode not in (0, 1):
+        raise RuntimeError(f"memvault {' '.join(args[:3])} failed: {result.stderr.strip()[-500:]}")
+    return result
+
+
+def run_unit(unit: Unit, modes: tuple[str, ...], tmp: Path) -> dict[str, Any]:
+    vault = tmp / "vault"
+    shutil.rmtree(vault, ignore_errors=True)
+    for src, rel in unit.files:
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, vault / rel)
+    started = time.perf_counter()
+    index = json.loads(_run(["--vault", str(vault), "index", "--json"]).stdout)
+    index_s = time.perf_counter() - started
+    batch = tmp / "queries.jsonl"
+    with open(batch, "w", encoding="utf-8") as fh:
+        for qid, text, _ in unit.queries:
+            for mode in modes:
+                line = {"id": f"{mode}|{qid}", "query": text, "mode": mode, "limit": 100, "per_doc": unit.per_doc}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    started = time.perf_counter()
+    out = _run(["--vault", str(vault), "search", "--batch", str(batch), "--json"])
+    search_s = time.perf_counter() - started
+    category = {qid: cat for qid, _, cat in unit.queries}
+    rows: dict[str, list[tuple[int | None, dict[str, float]]]] = defaultdict(list)
+    for line in out.stdout.splitlines():
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"{unit.name}: {answer}")
+        mode, qid = answer["id"].split("|", 1)
+        rows[mode].append((category[qid], unit.judge(qid, answer["hits"])))
+    return {"rows": rows, "index": index, "index_s": index_s, "search_s": search_s, "queries": len(unit.queries)}
+
+
+def main(sets: list[str], quick: int, modes: tuple[str, ...]) -> dict[str, Any]:
+    report: dict[str, Any] = {"quick": quick, "modes": modes, "sets": {}}
+    with tempfile.TemporaryDirectory(prefix="memvault-quality-") as tmp:
+        for name in sets:
+            per_mode: dict[str, list[tuple[int | None, dict[str, float]]]] = defaultdict(list)
+            timing = {"index_s": 0.0, "search_s": 0.0, "chunks_embedded": 0, "queries": 0}
+            for unit in SETS[name](quick):
+                result = run_unit(unit, modes, Path(tmp))
+                for mode, rows in result["rows"].items():
+                    per_mode[mode].extend(rows)
+                timing["index_s"] += result["index_s"]
+                timing["search_s"] += result["search_s"]
+                timing["chunks_embedded"] += result["index"]["chunks_embedded"]
+                timing["queries"] += result["queries"]
+            summary: dict[str, Any] = {}
+            for mode in modes:
+                rows = per_mode[mode]
+                if name == "locomo":
+                    summary[mode] = {
+                        "cat1-4": {**mean([m for c, m in rows if c != 5]), "n": sum(c != 5 for c, _ in rows)},
+                        "cat5": {**mean([m for c, m in rows if c == 5]), "n": sum(c == 5 for c, _ in rows)},
+                    }
+                else:
+                    summary[mode] = {**mean([m for _, m in rows]), "n": len(rows)}
+            report["sets"][name] = {"metrics": summary, "timing": timing}
+            print(f"# {name} done: {timing}", file=sys.stderr)
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = ["| set | mode | nDCG@10 | R@10 | R@100 | MRR@10 | queries |", "|---|---|---|---|---|---|---|"]
+    for name, data in report["sets"].items():
+        for mode, metrics in data["metrics"].items():
+            groups = metrics.items() if name == "locomo" else [("", metrics)]
+            for label, m in groups:
+                if not m.get("n"):
+                    continue
+                set_name = f"{name} {label}".strip()
+                lines.append(
+                    f"| {set_name} | {mode} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} | {m['recall@100']:.3f} "
+                    f"| {m['mrr@10']:.3f} | {m['n']} |"
+                )
+    return "\n".join(lines)

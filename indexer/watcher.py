@@ -1,0 +1,122 @@
+"""Watching the vault: watchdog events become a debounced queue of vault-relative note paths.
+
+Editors save in bursts (temp file, rename, chmod), and `git checkout` can
+touch a thousand notes at once: each path waits until it has been quiet for
+the debounce window, and everything due is handed over as one batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from vault.paths import Layout
+from vault.scan import GitIgnore, is_note_name
+
+DEBOUNCE_S = 1.5
+
+
+class PendingPaths:
+    """Paths waiting for their debounce window to pass; thread-safe."""
+
+    def __init__(self, debounce: float = DEBOUNCE_S) -> None:
+        self.debounce = debounce
+        self._due: dict[str, float] = {}
+        self._full_scan = False
+        self._lock = threading.Lock()
+        self.last_event: float | None = None
+
+    def add(self, rel: str) -> None:
+        with self._lock:
+            self._due[rel] = time.monotonic() + self.debounce
+            self.last_event = time.time()
+
+    def want_full_scan(self) -> None:
+        """A folder moved or vanished: which notes went with it is easiest found by a scan."""
+        with self._lock:
+            self._full_scan = True
+            self.last_event = time.time()
+
+    def take(self, everything: bool = False) -> tuple[list[str], bool]:
+        """Paths whose window has passed (all of them if `everything`), and whether a scan is owed."""
+        now = time.monotonic()
+        with self._lock:
+            ready = sorted(p for p, due in self._due.items() if everything or due <= now)
+            for path in ready:
+                del self._due[path]
+            full, self._full_scan = self._full_scan, False
+            return ready, full
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._due) + self._full_scan
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, layout: Layout, pending: PendingPaths) -> None:
+        self.layout = layout
+        self.pending = pending
+        self.ignore = GitIgnore.load(layout.root)
+
+    def _rel(self, raw: str | bytes) -> str | None:
+        path = Path(raw.decode() if isinstance(raw, bytes) else raw)
+        try:
+            return path.relative_to(self.layout.root).as_posix()
+        except ValueError:
+            return None
+
+    def _note(self, raw: str | bytes) -> None:
+        rel = self._rel(raw)
+        if rel is not None and is_note_name(rel) and not self.ignore.ignored(rel):
+            self.pending.add(rel)
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.is_directory:
+            if event.event_type in ("moved", "deleted", "created"):
+                rel = self._rel(event.src_path)
+                if rel and not any(part.startswith(".") for part in rel.split("/")):
+                    self.pending.want_full_scan()
+            return
+        if Path(str(event.src_path)).name == ".gitignore":
+            self.ignore = GitIgnore.load(self.layout.root)
+            self.pending.want_full_scan()
+            return
+        self._note(event.src_path)
+        if event.event_type == "moved":  # an atomic save renames a temp file over the note
+            self._note(event.dest_path)
+
+
+class Watcher:
+    """A watchdog observer on the vault that can be checked and restarted if its thread dies."""
+
+    def __init__(self, layout: Layout, pending: PendingPaths) -> None:
+        self.layout = layout
+        self.pending = pending
+        self.restarts = 0
+        self.observer = self._start()
+
+    def _start(self):
+        observer = Observer()
+        observer.schedule(_Handler(self.layout, self.pending), str(self.layout.root), recursive=True)
+        observer.daemon = True
+        observer.start()
+        return observer
+
+    def ensure_alive(self) -> bool:
+        """Restart a dead observer; True if it had to (events may have been lost: scan)."""
+        if self.observer.is_alive():
+            return False
+        self.restarts += 1
+        self.observer = self._start()
+        self.pending.want_full_scan()
+        return True
+
+    def stop(self) -> None:
+        self.observer.stop()
+        self.observer.join(timeout=5)

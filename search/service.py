@@ -1,0 +1,156 @@
+"""The daemon as users and agents see it: its search operation, and start / stop / status / service files.
+
+`indexer.daemon` owns the stores and the socket; this module adds the one
+operation that needs the search layer and the process management around it.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from indexer.daemon import Connection, Daemon, ask, log_path, read_pid, socket_path
+from indexer.index import IndexConfig
+from search.batch import options_from
+from search.engine import Searcher
+from search.render import result_json
+from vault.errors import MemvaultError, UsageError
+from vault.paths import Layout
+
+START_TIMEOUT_S = 120.0
+SEARCH_TIMEOUT_S = 120.0
+
+
+class DaemonError(MemvaultError):
+    exit_code = 8
+
+
+def _op_search(daemon: Daemon, request: dict[str, Any]) -> dict[str, Any]:
+    """Search through the daemon; paths still inside their debounce window are indexed first."""
+    if not isinstance(request.get("query"), str):
+        raise UsageError('a search request needs a string "query"')
+    options = options_from(request)
+    daemon.sync()
+    with daemon.lock:
+        result = Searcher(daemon.layout, daemon.index).search(request["query"], options)
+    return result_json(result, {"id": request["id"]} if "id" in request else None)
+
+
+def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
+    Daemon(layout, config, debounce=debounce, rescan_every=rescan, ops={"search": _op_search}).run()
+
+
+def request(layout: Layout, body: dict[str, Any], timeout: float = SEARCH_TIMEOUT_S) -> dict[str, Any] | None:
+    """Send one request if a daemon is alive (a quick ping first, so a hung one is skipped fast)."""
+    if read_pid(layout) is None or ask(layout, {"op": "ping"}, timeout=2.0) is None:
+        return None
+    reply = ask(layout, body, timeout=timeout)
+    if reply is not None and not reply.get("ok"):
+        raise DaemonError(reply.get("error", "the daemon refused the request"))
+    return reply
+
+
+def remote_answer(layout: Layout) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """A batch answerer that sends each line to the daemon over one connection, or None if none answers."""
+    if read_pid(layout) is None or ask(layout, {"op": "ping"}) is None:
+        return None
+    conn = Connection(layout)
+
+    def answer(item: dict[str, Any]) -> dict[str, Any]:
+        reply = conn.call({**item, "op": "search"}, timeout=SEARCH_TIMEOUT_S)
+        if reply is None:
+            raise DaemonError("the daemon stopped answering")
+        if not reply.pop("ok"):
+            raise DaemonError(reply.get("error", "refused"))
+        return reply
+
+    return answer
+
+
+def start(layout: Layout, args: list[str]) -> int:
+    """Start `memvault daemon run` in the background and wait until it answers; returns its pid."""
+    pid = read_pid(layout)
+    if pid is not None and ask(layout, {"op": "ping"}) is not None:
+        raise DaemonError(f"a daemon already serves {layout.root} (pid {pid})")
+    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    log = open(log_path(layout), "ab")  # noqa: SIM115 - handed to the child
+    child = subprocess.Popen(
+        # -P and cwd "/": a folder named like one of our packages (a vault called "vault") must not shadow it
+        [sys.executable, "-P", "-m", "search.cli", "--vault", str(layout.root), "daemon", "run", *args],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True, cwd="/",
+    )  # fmt: skip
+    log.close()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            tail = log_path(layout).read_text(errors="replace").strip().splitlines()[-1:]
+            raise DaemonError(f"the daemon exited at start: {tail[0] if tail else 'no log'} (see {log_path(layout)})")
+        if ask(layout, {"op": "ping"}, timeout=1.0) is not None:
+            return child.pid
+        time.sleep(0.1)
+    child.terminate()
+    raise DaemonError(f"the daemon did not answer within {START_TIMEOUT_S:.0f}s (see {log_path(layout)})")
+
+
+def stop(layout: Layout, timeout: float = 60.0) -> int | None:
+    """SIGTERM the daemon and wait for it to finish its batch and remove its files."""
+    pid = read_pid(layout)
+    if pid is None:
+        return None
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise DaemonError(f"pid {pid} did not stop within {timeout:.0f}s")
+    read_pid(layout)  # removes stale files if it could not
+    return pid
+
+
+def status(layout: Layout) -> dict[str, Any]:
+    pid = read_pid(layout)
+    reply = ask(layout, {"op": "status"}, timeout=5.0) if pid is not None else None
+    if reply is None:
+        return {"running": False, "pid": pid, "socket": str(socket_path(layout))}
+    return {"running": True, "socket": str(socket_path(layout)), **reply["status"]}
+
+
+def install_service(layout: Layout) -> tuple[Path, str]:
+    """Write a systemd user unit (Linux) or a launchd agent (macOS); returns its path and how to enable it."""
+    exe = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
+    name = f"memvault-{layout.root.name or 'vault'}"
+    if sys.platform == "darwin":
+        path = Path.home() / "Library" / "LaunchAgents" / f"com.memvault.{name}.plist"
+        body = plistlib.dumps({
+            "Label": f"com.memvault.{name}",
+            "ProgramArguments": [exe, "--vault", str(layout.root), "daemon", "run"],
+            "RunAtLoad": True, "KeepAlive": True,
+            "StandardErrorPath": str(log_path(layout)), "StandardOutPath": str(log_path(layout)),
+        }).decode()  # fmt: skip
+        how = f"launchctl load -w {path}"
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        path = base / "systemd" / "user" / f"{name}.service"
+        body = (
+            "[Unit]\nDescription=memvault daemon for " + str(layout.root) + "\n\n"
+            "[Service]\nType=simple\n"
+            f'ExecStart="{exe}" --vault "{layout.root}" daemon run\n'
+            "ExecStop=/bin/kill -TERM $MAINPID\nRestart=on-failure\nRestartSec=5\n\n"
+            "[Install]\nWantedBy=default.target\n"
+        )
+        how = f"systemctl --user daemon-reload && systemctl --user enable --now {path.name}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    return path, how

@@ -1,0 +1,156 @@
+"""The daemon as a real background process with a real watchdog observer and Unix socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from indexer.daemon import pid_path, socket_path
+
+
+def _search(cli, query, *args):
+    result = cli("search", "--json", query, *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def _wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture
+def daemon(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    started = cli("daemon", "start", "--debounce", "0.3")
+    assert started.returncode == 0, started.stderr
+    yield layout
+    cli("daemon", "stop")
+
+
+def test_lifecycle_files_and_socket_mode(daemon, cli):
+    sock, pid_file = socket_path(daemon), pid_path(daemon)
+    assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600 and stat.S_ISSOCK(os.stat(sock).st_mode)
+    pid = int(pid_file.read_text())
+    status = json.loads(cli("daemon", "status", "--json").stdout)
+    assert status["running"] and status["pid"] == pid and status["uptime"] >= 0
+    for key in ("queue", "last_event", "last_full_reconcile", "files_indexed", "files_failed", "errors"):
+        assert key in status
+    with open(f"/proc/{pid}/net/tcp") as fh:  # no TCP listener of ours (state 0A = LISTEN)
+        listening = [line for line in fh.read().splitlines()[1:] if line.split()[3] == "0A"]
+    own_inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    assert not any(f"socket:[{line.split()[9]}]" in own_inodes for line in listening)
+    stopped = cli("daemon", "stop")
+    assert stopped.returncode == 0 and f"pid {pid}" in stopped.stdout
+    assert not sock.exists() and not pid_file.exists()
+    assert cli("daemon", "status").returncode == 3
+
+
+def test_read_your_writes_through_the_daemon(daemon, cli):
+    result = cli("note", "Ordered a standing desk from the Berlin shop")
+    assert result.returncode == 0 and "indexed by the daemon" in result.stdout
+    data, _ = _search(cli, "standing desk Berlin")
+    assert data["source"] == "hybrid" and "standing desk" in data["hits"][0]["snippet"]
+    assert cli("remember", "--type", "preference", "Likes green tea in the afternoon").returncode == 0
+    data, _ = _search(cli, "green tea", "--kind", "memory")
+    assert data["hits"][0]["path"] == "MEMORY.md"
+
+
+def test_external_edits_atomic_saves_moves_and_deletes(daemon, cli):
+    notes = daemon.root / "notes"
+    notes.mkdir()
+    tmp = notes / ".plan.md.swp"
+    tmp.write_text("# Plan\n\nMigrate the billing service to Postgres.\n", encoding="utf-8")
+    os.replace(tmp, notes / "plan.md")  # how editors save atomically
+    data, _ = _search(cli, "billing Postgres")  # within the debounce window: indexed before answering
+    assert data["hits"][0]["path"] == "notes/plan.md"
+    (notes / "plan.md").rename(notes / "renamed.md")
+    _wait_for(lambda: _search(cli, "billing Postgres", "--mode", "bm25")[0]["hits"][0]["path"] == "notes/renamed.md")
+    (notes / "renamed.md").unlink()
+    _wait_for(lambda: not _search(cli, "billing Postgres", "--mode", "bm25")[0]["hits"])
+
+
+def test_a_burst_of_files_becomes_few_batches(daemon, cli):
+    burst = daemon.root / "burst"
+    burst.mkdir()
+    for i in range(150):
+        (burst / f"n{i:03}.md").write_text(f"# Note {i}\n\nburst item number {i}\n", encoding="utf-8")
+    _wait_for(lambda: json.loads(cli("daemon", "status", "--json").stdout)["files_indexed"] >= 151, timeout=120)
+    log = (daemon.state_dir / "daemon.log").read_text()
+    changed = [int(m) for m in re.findall(r"'files_changed': (\d+)", log)]
+    batches = [n for n in changed if n]
+    assert sum(batches) >= 151 and len(batches) <= 6, changed  # the first is the start-up reconcile
+
+
+def test_malformed_and_oversized_requests_do_not_kill_it(daemon, cli):
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(str(socket_path(daemon)))
+        reader = sock.makefile("rb")
+        for bad in (
+            b"not json\n",
+            b"[1, 2]\n",
+            b'{"op": "nope"}\n',
+            b'{"op": "search"}\n',
+            b'{"op": "note", "text": "password=hunter2"}\n',
+            b'{"op": "search", "query": "x", "kind": "z"}\n',
+        ):
+            sock.sendall(bad)
+            reply = json.loads(reader.readline())
+            assert reply["ok"] is False and reply["error"]
+        sock.sendall(b'{"op": "ping"}\n')
+        assert json.loads(reader.readline())["ok"] is True
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(str(socket_path(daemon)))
+        sock.sendall(b"x" * (1 << 20) + b"yy\n")
+        assert "request over" in json.loads(sock.makefile("rb").readline())["error"]
+    assert cli("daemon", "status").returncode == 0
+
+
+def test_killed_daemon_leaves_stale_files_that_are_cleaned(daemon, cli):
+    pid = int(pid_path(daemon).read_text())
+    os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: not os.path.exists(f"/proc/{pid}") or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z")
+    assert socket_path(daemon).exists()  # stale
+    status = cli("daemon", "status", "--json")
+    assert status.returncode == 3 and not json.loads(status.stdout)["running"]
+    assert not pid_path(daemon).exists() and not socket_path(daemon).exists()
+    cli("note", "written with no daemon")
+    data, _ = _search(cli, "written with no daemon", "--mode", "bm25")
+    assert data["source"] == "bm25"  # no daemon answers and the lock is free: search opened the stores itself
+    assert cli("daemon", "start").returncode == 0
+
+
+def test_hung_daemon_means_substring_fallback(daemon, cli):
+    cli("note", "the hung daemon test note")
+    pid = int(pid_path(daemon).read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        data, stderr = _search(cli, "hung daemon")
+        assert "answered by substring search" in stderr
+        assert data["source"] == "substring" and "open in another memvault process" in data["reason"]
+        assert data["hits"][0]["path"].startswith("daily/")
+        assert time.monotonic() - started < 20
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_install_service_writes_but_never_enables(layout, cli, tmp_path):
+    result = cli("daemon", "install-service", env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert result.returncode == 0, result.stderr
+    unit = next((tmp_path / "cfg" / "systemd" / "user").glob("memvault-*.service"))
+    text = unit.read_text()
+    assert f'--vault "{layout.root}" daemon run' in text and "systemctl --user" in result.stdout
