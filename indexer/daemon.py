@@ -10,24 +10,21 @@ read files or write notes do their file work outside it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import logging
 import os
 import signal
-import socket
 import socketserver
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from indexer.daemon_files import pid_path, socket_path
 from indexer.index import Index, IndexConfig
 from indexer.reconcile import reconcile
 from indexer.status import vault_status
+from indexer.verify import disagreements
 from indexer.watcher import DEBOUNCE_S, PendingPaths, Watcher
 from vault.daily import append_daily
 from vault.errors import MemvaultError, UsageError
@@ -39,23 +36,6 @@ MAX_REQUEST_BYTES = 1 << 20
 CLIENT_IDLE_S = 30.0
 log = logging.getLogger("memvault.daemon")
 Op = Callable[["Daemon", dict[str, Any]], dict[str, Any]]
-
-
-def socket_path(layout: Layout) -> Path:
-    """`.memvault/daemon.sock`, or a short path under the temp folder when that is too long for AF_UNIX."""
-    path = layout.state_dir / "daemon.sock"
-    if len(os.fsencode(path)) < 100:
-        return path
-    digest = hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"memvault-{os.getuid()}-{digest}.sock"
-
-
-def pid_path(layout: Layout) -> Path:
-    return layout.state_dir / "daemon.pid"
-
-
-def log_path(layout: Layout) -> Path:
-    return layout.state_dir / "daemon.log"
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -116,6 +96,7 @@ class Daemon:
             "reindex": Daemon._op_reindex,
             "note": Daemon._op_note,
             "remember": Daemon._op_remember,
+            "verify": Daemon._op_verify,
             **(ops or {}),
         }
         self.watcher: Watcher | None = None
@@ -194,6 +175,12 @@ class Daemon:
         self.sync([rel])
         return {"path": rel, "section": saved.section, "created_section": saved.created_section}
 
+    def _op_verify(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Do stores, manifest and files agree? (after pending paths are indexed)"""
+        self.sync()
+        with self.lock:
+            return {"disagreements": disagreements(self.index)}
+
     def _error(self, message: str) -> None:
         self.errors.append(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
         del self.errors[:-100]
@@ -219,7 +206,9 @@ class Daemon:
         self.watcher = Watcher(self.layout, self.pending)  # watch first: no edit falls between scan and watch
         self.server = self._bind()
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-        pid_path(self.layout).write_text(f"{os.getpid()}\n")
+        fd = os.open(pid_path(self.layout), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
         log.info("serving %s on %s (pid %d)", self.layout.root, socket_path(self.layout), os.getpid())
         try:
             self._loop()
@@ -263,92 +252,3 @@ class Daemon:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         log.info("stopped")
-
-
-def _index_lock_free(layout: Layout) -> bool:
-    """True when no process holds the index lock: then no daemon can be serving this vault."""
-    try:
-        fd = os.open(layout.state_dir / "index.lock", os.O_RDWR)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)  # closing drops the lock if we took it
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie answers kill(0) but serves nothing
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def read_pid(layout: Layout) -> int | None:
-    """The daemon's pid, if its pid file names a live process that holds the index lock.
-
-    Anything else is a dead daemon's leftovers (SIGKILL, a crash, a reboot):
-    the stale pid and socket files are removed, never trusted.
-    """
-    path = pid_path(layout)
-    try:
-        pid = int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-    if _alive(pid) and not _index_lock_free(layout):
-        return pid
-    path.unlink(missing_ok=True)
-    socket_path(layout).unlink(missing_ok=True)
-    return None
-
-
-class Connection:
-    """A client connection to the daemon; many requests may share it (batch mode does)."""
-
-    def __init__(self, layout: Layout, timeout: float = 2.0) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(str(socket_path(layout)))
-        except OSError:
-            self.sock.close()
-            raise
-        self.reader = self.sock.makefile("rb")
-
-    def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
-        """Send one request and wait up to `timeout` for its reply; None if the daemon hangs up or stalls."""
-        if timeout is not None:
-            self.sock.settimeout(timeout)
-        try:
-            self.sock.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-            reply = self.reader.readline()
-        except (OSError, TimeoutError):
-            return None
-        return json.loads(reply) if reply else None
-
-    def close(self) -> None:
-        self.reader.close()
-        self.sock.close()
-
-
-def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[str, Any] | None:
-    """One request to the vault's daemon; None when no daemon answers (not running, stale, hung)."""
-    if not socket_path(layout).exists():
-        return None
-    try:
-        conn = Connection(layout, timeout)
-    except OSError:
-        return None
-    try:
-        return conn.call(request)
-    finally:
-        conn.close()

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+KINDS = ("daily", "memory", "other")
+
 
 def iso_day(day: dt.date) -> str:
     """Dates are stored as midnight UTC ISO strings; Qdrant Edge has no date type of its own."""

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from search.engine import Searcher, SearchOptions, build_options
 from search.render import result_json
 from vault.errors import MemvaultError, UsageError
+
+if TYPE_CHECKING:
+    from search.engine import Searcher, SearchOptions
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 _KEYS = {
@@ -26,6 +28,8 @@ _KEYS = {
 
 def options_from(item: dict[str, Any]) -> SearchOptions:
     """Search options from public keys (a batch line, a socket request, the CLI's flags); others are refused."""
+    from search.engine import build_options  # the engine loads the index stack: not needed by daemon clients
+
     unknown = set(item) - set(_KEYS) - {"id", "query", "op"}
     if unknown:
         raise UsageError(f"unknown key {sorted(unknown)[0]!r}")

@@ -36,7 +36,7 @@ def cmd_init(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def cmd_note(args: argparse.Namespace, layout: Layout) -> int:
-    from search.service import request
+    from search.client import request
     from vault.daily import append_daily
 
     text = _read_text_arg(args.text)
@@ -48,7 +48,7 @@ def cmd_note(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def cmd_remember(args: argparse.Namespace, layout: Layout) -> int:
-    from search.service import request
+    from search.client import request
     from vault.memory_file import remember
 
     text = _read_text_arg(args.text)
@@ -115,7 +115,7 @@ def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
 def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
     from indexer.index import Index, IndexConfig
     from indexer.reconcile import Reconciler, ReconcileStats
-    from search.service import request
+    from search.client import request
 
     reply = request(layout, {"op": "ping"})
     if reply is not None:
@@ -145,7 +145,7 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
 
 def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
     from indexer.status import vault_status
-    from search.service import request
+    from search.client import request
 
     reply = request(layout, {"op": "status"}, timeout=30)
     status = reply["status"] if reply else vault_status(layout)
@@ -181,12 +181,13 @@ def _search_defaults(args: argparse.Namespace) -> dict:
 
 
 def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
-    from search.batch import local_answer, run_batch
-    from search.engine import Searcher
+    # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
+    from search.batch import local_answer, options_from, run_batch
+    from search.client import remote_answer, request
+    from search.hits import Hit, SearchResult
     from search.render import print_human, print_json
-    from search.service import remote_answer
 
-    defaults = _search_defaults(args)
+    defaults = {k: v for k, v in _search_defaults(args).items() if v is not None}
     if args.batch:
         if not args.json:
             raise UsageError("--batch writes JSON lines: add --json")
@@ -198,24 +199,23 @@ def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
             remote = remote_answer(layout)
             if remote is not None:
                 return 1 if run_batch(lines, defaults, remote, sys.stdout) else 0
+            from search.engine import Searcher
+
             with Searcher.open(layout) as searcher:
                 if searcher.reason:
                     print(f"memvault: answering with substring search: {searcher.reason}", file=sys.stderr)
                 return 1 if run_batch(lines, defaults, local_answer(searcher), sys.stdout) else 0
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
-    from search.batch import options_from
-    from search.engine import SearchResult
-    from search.hits import Hit
-    from search.service import request
-
     query = " ".join(args.query)
-    reply = request(layout, {"op": "search", "query": query, **{k: v for k, v in defaults.items() if v is not None}})
+    reply = request(layout, {"op": "search", "query": query, **defaults})
     if reply is not None:
         hits = [Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
                     h["ranks"], h["scores"]) for h in reply["hits"]]  # fmt: skip
-        result = SearchResult(reply["query"], reply["source"], reply["reason"], hits)
+        result = SearchResult(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())))
     else:
+        from search.engine import Searcher
+
         with Searcher.open(layout) as searcher:
             result = searcher.search(query, options_from(defaults))
     if result.reason:
@@ -261,7 +261,8 @@ def cmd_daemon(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from search.engine import KINDS, MODES
+    from indexer.filters import KINDS
+    from search.hits import MODES
     from vault.memory_file import SAVE_TYPES
     from vault.templates import DAILY_SECTIONS, LANGS
 

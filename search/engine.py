@@ -10,19 +10,17 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from indexer.embedder import EmbedderError
-from indexer.filters import FilterSpec
+from indexer.filters import KINDS, FilterSpec
 from indexer.index import Index, IndexConfig
 from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
 from search.fallback import substring_search
 from search.fusion import RRF_K, WEIGHTS, cap_per_doc, rrf
-from search.hits import Hit
+from search.hits import MODES, Hit, SearchResult
 from search.snippet import make_snippet
 from vault.errors import UsageError
 from vault.paths import Layout, parse_date
 
-MODES = ("hybrid", "bm25", "vector", "substring")
-KINDS = ("daily", "memory", "other")
 DEPTH = 20
 
 
@@ -45,14 +43,6 @@ class SearchOptions:
             raise UsageError(f"{self.mode!r}: unknown mode; use one of {', '.join(MODES)}")
         if self.limit < 1 or self.per_doc < 0 or (self.depth is not None and self.depth < 1):
             raise UsageError("limit and depth must be positive, per-doc zero (no cap) or more")
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    source: str  # which retriever(s) answered: a mode name
-    reason: str | None  # why the source differs from the mode asked for
-    hits: list[Hit]
 
 
 class Searcher:
@@ -86,17 +76,18 @@ class Searcher:
         opts = options or SearchOptions()
         if not query.strip():
             raise UsageError("empty query")
+        terms = tuple(dict.fromkeys(tokenize(query)))
         if opts.mode == "substring" or self.index is None:
             hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
             reason = None if opts.mode == "substring" else f"index unavailable: {self.reason}"
-            return SearchResult(query, "substring", reason, _threshold(hits, opts))
+            return SearchResult(query, "substring", reason, _threshold(hits, opts), terms)
         depth = opts.depth or max(DEPTH, opts.limit)
         flt = None if opts.filters.is_empty() else opts.filters
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason = None
         if opts.mode in ("hybrid", "bm25"):
             allow = None if flt is None else (lambda cid: flt.matches(self.index.payloads[cid]))
-            ranked["bm25"] = self.index.bm25.top(tokenize(query), depth, allow)
+            ranked["bm25"] = self.index.bm25.top(list(tokenize(query)), depth, allow)
         if opts.mode in ("hybrid", "vector"):
             try:
                 vector = self.index.embedder.embed_query(query)
@@ -104,7 +95,8 @@ class Searcher:
             except EmbedderError as exc:
                 if opts.mode == "vector":
                     hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
-                    return SearchResult(query, "substring", f"embedder unavailable: {exc}", _threshold(hits, opts))
+                    why = f"embedder unavailable: {exc}"
+                    return SearchResult(query, "substring", why, _threshold(hits, opts), terms)
                 reason = f"embedder unavailable, BM25 only: {exc}"
         if len(ranked) == 2:
             fused = rrf(ranked, {"vector": opts.w_vector, "bm25": opts.w_bm25}, opts.rrf_k)
@@ -129,7 +121,7 @@ class Searcher:
             hits.append(
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
             )
-        return SearchResult(query, source, reason, hits)
+        return SearchResult(query, source, reason, hits, terms)
 
 
 def build_options(

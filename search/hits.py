@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+MODES = ("hybrid", "bm25", "vector", "substring")
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -38,6 +40,17 @@ class Hit:
         }
 
 
+@dataclass(frozen=True)
+class SearchResult:
+    """A query's answer: which retriever(s) answered (`source`), and why not the mode asked for."""
+
+    query: str
+    source: str
+    reason: str | None
+    hits: list[Hit]
+    terms: tuple[str, ...] = ()  # the query's tokens, for highlighting
+
+
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
 HIT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -59,7 +72,7 @@ RESULT_SCHEMA: dict[str, Any] = {
     "properties": {
         "id": {},
         "query": {"type": "string"},
-        "source": {"type": "string", "enum": ["hybrid", "bm25", "vector", "substring"]},
+        "source": {"type": "string", "enum": list(MODES)},
         "reason": {"type": ["string", "null"]},
         "hits": {"type": "array", "items": HIT_SCHEMA},
     },

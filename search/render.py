@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any, TextIO
 
-from search.engine import SearchResult
+from search.hits import SearchResult
 from search.snippet import highlight
 
 
@@ -34,7 +34,7 @@ def print_human(result: SearchResult, out: TextIO) -> None:
         if colour:
             where = f"\x1b[35m{where}\x1b[0m"
         out.write(f"{where}  {heading}\n" if heading else f"{where}\n")
-        snippet = highlight(hit.snippet, result.query) if colour else hit.snippet
+        snippet = highlight(hit.snippet, result.terms) if colour else hit.snippet
         for line in snippet.split("\n"):
             out.write(f"    {line}\n")
         out.write("\n")

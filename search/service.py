@@ -13,24 +13,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from indexer.daemon import Connection, Daemon, ask, log_path, read_pid, socket_path
+from indexer.daemon import Daemon
+from indexer.daemon_files import log_path, read_pid, socket_path
 from indexer.index import IndexConfig
 from search.batch import options_from
+from search.client import DaemonError, ask
 from search.engine import Searcher
 from search.render import result_json
-from vault.errors import MemvaultError, UsageError
+from vault.errors import UsageError
 from vault.paths import Layout
 
 START_TIMEOUT_S = 120.0
-SEARCH_TIMEOUT_S = 120.0
-
-
-class DaemonError(MemvaultError):
-    exit_code = 8
 
 
 def _op_search(daemon: Daemon, request: dict[str, Any]) -> dict[str, Any]:
@@ -41,38 +37,13 @@ def _op_search(daemon: Daemon, request: dict[str, Any]) -> dict[str, Any]:
     daemon.sync()
     with daemon.lock:
         result = Searcher(daemon.layout, daemon.index).search(request["query"], options)
-    return result_json(result, {"id": request["id"]} if "id" in request else None)
+    reply = result_json(result, {"id": request["id"]} if "id" in request else None)
+    reply["terms"] = list(result.terms)  # so the client can highlight without loading jieba
+    return reply
 
 
 def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
     Daemon(layout, config, debounce=debounce, rescan_every=rescan, ops={"search": _op_search}).run()
-
-
-def request(layout: Layout, body: dict[str, Any], timeout: float = SEARCH_TIMEOUT_S) -> dict[str, Any] | None:
-    """Send one request if a daemon is alive (a quick ping first, so a hung one is skipped fast)."""
-    if read_pid(layout) is None or ask(layout, {"op": "ping"}, timeout=2.0) is None:
-        return None
-    reply = ask(layout, body, timeout=timeout)
-    if reply is not None and not reply.get("ok"):
-        raise DaemonError(reply.get("error", "the daemon refused the request"))
-    return reply
-
-
-def remote_answer(layout: Layout) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
-    """A batch answerer that sends each line to the daemon over one connection, or None if none answers."""
-    if read_pid(layout) is None or ask(layout, {"op": "ping"}) is None:
-        return None
-    conn = Connection(layout)
-
-    def answer(item: dict[str, Any]) -> dict[str, Any]:
-        reply = conn.call({**item, "op": "search"}, timeout=SEARCH_TIMEOUT_S)
-        if reply is None:
-            raise DaemonError("the daemon stopped answering")
-        if not reply.pop("ok"):
-            raise DaemonError(reply.get("error", "refused"))
-        return reply
-
-    return answer
 
 
 def start(layout: Layout, args: list[str]) -> int:

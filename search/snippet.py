@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from indexer.tokenizer import tokenize
 
@@ -42,9 +43,9 @@ def make_snippet(text: str, query: str, lines: int = SNIPPET_LINES) -> tuple[str
     return "\n".join(chosen), best
 
 
-def highlight(snippet: str, query: str, on: str = "\x1b[1;33m", off: str = "\x1b[0m") -> str:
+def highlight(snippet: str, terms: Iterable[str], on: str = "\x1b[1;33m", off: str = "\x1b[0m") -> str:
     """Wrap every occurrence of a query token in ANSI colour (for terminals only)."""
-    terms = sorted({t for t in tokenize(query) if len(t) > 1 or not t.isascii()}, key=len, reverse=True)
+    terms = sorted({t for t in terms if len(t) > 1 or not t.isascii()}, key=len, reverse=True)
     if not terms:
         return snippet
     pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)

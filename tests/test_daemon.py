@@ -154,3 +154,145 @@ def test_install_service_writes_but_never_enables(layout, cli, tmp_path):
     unit = next((tmp_path / "cfg" / "systemd" / "user").glob("memvault-*.service"))
     text = unit.read_text()
     assert f'--vault "{layout.root}" daemon run' in text and "systemctl --user" in result.stdout
+
+
+def _indexed_within(layout, seconds: float) -> float:
+    """Seconds until the daemon has indexed every change on disk (status shows nothing pending)."""
+    from search.client import ask
+
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        reply = ask(layout, {"op": "status"})
+        if reply and reply["status"]["files_pending"] == 0 and reply["status"]["queue"] == 0:
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"not indexed within {seconds}s")
+
+
+@pytest.fixture
+def default_daemon(layout, cli):
+    """A daemon at the default debounce (1.5 s), for the watcher's own timing."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("daemon", "start").returncode == 0
+    yield layout
+    cli("daemon", "stop")
+
+
+def test_every_kind_of_edit_is_indexed_within_debounce_plus_2s(default_daemon, cli):
+    root = default_daemon.root
+    notes = root / "notes"
+    notes.mkdir()
+    note = notes / "a.md"
+    note.write_text("# A\n\nfirst version about kayaks\n", encoding="utf-8")
+    _indexed_within(default_daemon, 3.5)
+    note.write_text("# A\n\nedited in place: now about canoes\n", encoding="utf-8")  # in place
+    _indexed_within(default_daemon, 3.5)
+    tmp = notes / ".a.md.tmp"
+    tmp.write_text("# A\n\nsaved through a temp file: rafts\n", encoding="utf-8")
+    os.replace(tmp, note)  # temp file and rename
+    _indexed_within(default_daemon, 3.5)
+    note.rename(notes / "a.md~")  # vim: the original becomes a backup, then a new file is written
+    note.write_text("# A\n\nvim wrote this: paddles\n", encoding="utf-8")
+    (notes / "a.md~").unlink()
+    _indexed_within(default_daemon, 3.5)
+    assert _search(cli, "paddles", "--mode", "bm25")[0]["hits"][0]["path"] == "notes/a.md"
+    assert not _search(cli, "rafts canoes kayaks", "--mode", "bm25")[0]["hits"]
+    note.rename(notes / "b.md")  # moved
+    _indexed_within(default_daemon, 3.5)
+    assert [h["path"] for h in _search(cli, "paddles", "--mode", "bm25")[0]["hits"]] == ["notes/b.md"]
+    notes.rename(root / "archive")  # a folder of notes moved
+    _indexed_within(default_daemon, 3.5)
+    assert [h["path"] for h in _search(cli, "paddles", "--mode", "bm25")[0]["hits"]] == ["archive/b.md"]
+    (root / "archive" / "b.md").unlink()  # deleted
+    _indexed_within(default_daemon, 3.5)
+    assert not _search(cli, "paddles", "--mode", "bm25")[0]["hits"]
+
+
+def test_a_thousand_file_burst_agrees_exactly_in_few_batches(default_daemon, cli):
+    from search.client import ask
+
+    burst = default_daemon.root / "burst"
+    burst.mkdir()
+    for i in range(1000):
+        (burst / f"n{i:04}.md").write_text(f"# Burst {i}\n\nitem {i} of the checkout\n", encoding="utf-8")
+    _indexed_within(default_daemon, 240)
+    assert ask(default_daemon, {"op": "verify"}, timeout=120)["disagreements"] == []
+    log = (default_daemon.state_dir / "daemon.log").read_text()
+    batches = [int(n) for n in re.findall(r"'files_changed': (\d+)", log) if int(n)]
+    assert sum(batches) >= 1000 and len(batches) < 10, batches
+
+
+def test_sigkill_mid_batch_then_start_is_consistent(layout, cli):
+    from search.client import ask
+
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("daemon", "start", env={"MEMVAULT_CRASH_AT": "after-upsert:2"}).returncode == 0
+    pid = int(pid_path(layout).read_text())
+    for i in range(300):
+        (layout.root / f"n{i:03}.md").write_text(f"# N {i}\n\nnote {i}\n", encoding="utf-8")
+    _wait_for(lambda: not os.path.exists(f"/proc/{pid}") or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z")
+    try:
+        assert cli("daemon", "start").returncode == 0
+        _indexed_within(layout, 120)
+        assert ask(layout, {"op": "verify"}, timeout=120)["disagreements"] == []
+    finally:
+        cli("daemon", "stop")
+
+
+def test_concurrent_searches_during_a_reindex_all_answer(daemon, cli):
+    import concurrent.futures as cf
+
+    for i in range(120):
+        (daemon.root / f"r{i:03}.md").write_text(f"# R {i}\n\nreindex subject {i}\n", encoding="utf-8")
+    _indexed_within(daemon, 120)
+    with cf.ThreadPoolExecutor(max_workers=5) as pool:
+        rebuild = pool.submit(cli, "index", "--rebuild")
+        searches = [pool.submit(cli, "search", "--json", f"reindex subject {i}") for i in range(4)]
+        results = [f.result() for f in searches]
+        assert rebuild.result().returncode == 0
+    for result in results:
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["source"] == "hybrid"
+
+
+def test_write_then_search_through_the_socket_50_times(daemon):
+    from search.client import Connection
+
+    conn = Connection(daemon, timeout=60)
+    try:
+        for i in range(50):
+            word = f"zebra{i}quokka"
+            assert conn.call({"op": "note", "text": f"sighting {word} at the lake"})["ok"]
+            reply = conn.call({"op": "search", "query": word, "mode": "bm25", "limit": 1})
+            assert reply["ok"] and word in reply["hits"][0]["snippet"], i
+    finally:
+        conn.close()
+
+
+def test_pid_file_mode_and_light_client(daemon):
+    assert stat.S_IMODE(os.stat(pid_path(daemon)).st_mode) == 0o600
+    probe = (
+        "import sys\nfrom search.cli import main\n"
+        f"rc = main(['--vault', {str(daemon.root)!r}, 'search', '--json', 'anything'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'fastembed', 'onnxruntime', 'qdrant_edge', 'qdrant_client', 'jieba', 'numpy', 'tokenizers'})\n"
+        "print(rc, heavy, file=sys.stderr)\n"
+    )
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=60, cwd="/")
+    assert result.stderr.strip().endswith("0 []"), result.stderr
+    assert json.loads(result.stdout)["source"] == "hybrid"
+
+
+def test_python_api_goes_through_the_daemon(daemon):
+    from search.api import Vault
+
+    with Vault(daemon.root) as v:
+        path = v.note("API note about the sailing club")
+        assert path.parent == daemon.daily_dir
+        result = v.search_result("sailing club", kind="daily", date_from="2000-01-01")
+        assert result.source == "hybrid" and "sailing club" in result.hits[0].snippet
+        assert v.status()["pid"] == int(pid_path(daemon).read_text())
+        assert v.index().files_scanned >= 2

@@ -1,0 +1,75 @@
+"""The daemon's files in `<vault>/.memvault/` and the test for a live daemon: stdlib only, so a
+client can find and judge the daemon without importing the indexer."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from vault.paths import Layout
+
+
+def socket_path(layout: Layout) -> Path:
+    """`.memvault/daemon.sock`, or a short path under the temp folder when that is too long for AF_UNIX."""
+    path = layout.state_dir / "daemon.sock"
+    if len(os.fsencode(path)) < 100:
+        return path
+    digest = hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"memvault-{os.getuid()}-{digest}.sock"
+
+
+def pid_path(layout: Layout) -> Path:
+    return layout.state_dir / "daemon.pid"
+
+
+def log_path(layout: Layout) -> Path:
+    return layout.state_dir / "daemon.log"
+
+
+def _index_lock_free(layout: Layout) -> bool:
+    """True when no process holds the index lock: then no daemon can be serving this vault."""
+    try:
+        fd = os.open(layout.state_dir / "index.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the lock if we took it
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie answers kill(0) but serves nothing
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def read_pid(layout: Layout) -> int | None:
+    """The daemon's pid, if its pid file names a live process that holds the index lock.
+
+    Anything else is a dead daemon's leftovers (SIGKILL, a crash, a reboot):
+    the stale pid and socket files are removed, never trusted.
+    """
+    path = pid_path(layout)
+    try:
+        pid = int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    if _alive(pid) and not _index_lock_free(layout):
+        return pid
+    path.unlink(missing_ok=True)
+    socket_path(layout).unlink(missing_ok=True)
+    return None
