@@ -1,10 +1,12 @@
-"""`python -m bench quality [--sets a,b] [--quick N]` and `python -m bench index` (index throughput)."""
+"""`python -m bench quality [--sets a,b] [--quick [N]]` and `python -m bench speed [--quick] [...]`;
+tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
+import os
 import platform
 import sys
 from pathlib import Path
@@ -19,19 +21,27 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--sets", default="scifact,locomo,cmrc")
     q.add_argument("--quick", type=int, nargs="?", const=30, default=0, help="sample N queries per set (default 30)")
     q.add_argument("--modes", default="bm25,vector,hybrid,substring")
-    sub.add_parser("index", help="index throughput against the bare embedder (bench.index_speed)")
+    sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     args, rest = parser.parse_known_args(argv)
-    if args.what == "index":
-        from bench.index_speed import main as index_main
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    if args.what == "speed":
+        from bench.speed import main as speed_main
+        from bench.speed import table as speed_table
 
-        return index_main(rest)
+        report = speed_main(rest)
+        report["machine"] = machine
+        (RESULTS / f"speed-{stamp}.json").write_text(json.dumps(report, indent=2))
+        print(speed_table(report))
+        return 0
+    if rest:
+        parser.error(f"unrecognised arguments: {' '.join(rest)}")
     from bench.quality import main as quality_main
     from bench.quality import table
 
     report = quality_main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
-    report["machine"] = {"python": platform.python_version(), "platform": platform.platform()}
-    RESULTS.mkdir(exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    report["machine"] = machine
     (RESULTS / f"quality-{stamp}.json").write_text(json.dumps(report, indent=2))
     print(table(report))
     return 0

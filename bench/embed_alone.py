@@ -1,0 +1,31 @@
+"""`python -m bench.embed_alone VAULT [EMBEDDER]`: chunks per second of the bare embedder on the
+unique chunks of a vault (what `memvault index` embedded), printed as one number."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from indexer.embedder import load_embedder
+from vault.chunking import chunk_note
+from vault.notes import parse_note
+from vault.paths import Layout
+from vault.scan import scan_vault
+
+
+def main(vault: str, embedder: str | None) -> None:
+    texts: dict[str, str] = {}
+    for entry in scan_vault(Layout(Path(vault).resolve())):
+        note = parse_note(entry.rel, entry.path.read_text(encoding="utf-8"))
+        for chunk in chunk_note(note):
+            texts.setdefault(chunk.content_hash, chunk.text)
+    model = load_embedder(embedder or None)
+    model.embed_passages(["warm up"])
+    started = time.perf_counter()
+    model.embed_passages(list(texts.values()))
+    print(round(len(texts) / (time.perf_counter() - started), 1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

@@ -1,0 +1,263 @@
+"""`python -m bench speed`: indexing and search speed through the real CLI and daemon, in one run.
+
+Every comparison is a ratio of figures measured in this same run; each
+figure carries its number of runs and min / median / p95 / max, since
+absolute times drift on shared machines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+MEMVAULT = str(Path(sys.executable).parent / "memvault")
+EN = (
+    "deploy",
+    "budget",
+    "kernel",
+    "garden",
+    "invoice",
+    "sprint",
+    "latency",
+    "vector",
+    "backup",
+    "meeting",
+    "release",
+    "tomato",
+    "cluster",
+    "ticket",
+    "migration",
+    "coffee",
+    "review",
+    "roadmap",
+    "bicycle",
+    "server",
+)
+ZH = ("向量", "数据库", "会议", "预算", "部署", "花园", "咖啡", "迁移", "发布", "服务器", "备份", "延迟", "路线图")
+
+
+def _sentence(rnd: random.Random) -> str:
+    if rnd.random() < 0.35:
+        return "".join(rnd.choice(ZH) for _ in range(rnd.randint(6, 14))) + "。"
+    words = [rnd.choice(EN) for _ in range(rnd.randint(8, 16))]
+    return " ".join(words).capitalize() + "."
+
+
+def generate_vault(root: Path, files: int, sections: int, seed: int = 7) -> None:
+    """A deterministic vault: daily notes of mixed Chinese and English, and a MEMORY.md."""
+    rnd = random.Random(seed)
+    (root / "daily").mkdir(parents=True, exist_ok=True)
+    start = dt.date(2020, 1, 1)
+    for i in range(files):
+        day = start + dt.timedelta(days=i % 3650)
+        name = f"daily/{day.isoformat()}.md" if i < 3650 else f"notes/{i // 1000:03}/n{i}.md"
+        body = [f"# {day.isoformat()}"]
+        for s in range(sections):
+            body.append(f"\n## Topic {s}\n")
+            body.extend(f"- {_sentence(rnd)} {_sentence(rnd)}" for _ in range(6))
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body) + "\n", encoding="utf-8")
+    memory = ["# 长期记忆"] + [
+        f"\n## Section {s}\n" + "\n".join(f"- {_sentence(rnd)}" for _ in range(8)) for s in range(5)
+    ]
+    (root / "MEMORY.md").write_text("\n".join(memory) + "\n", encoding="utf-8")
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
+    return {"runs": len(values), "min": round(ordered[0], 4), "median": round(statistics.median(ordered), 4),
+            "p95": round(p95, 4), "max": round(ordered[-1], 4)}  # fmt: skip
+
+
+def run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
+    """Wall seconds, stdout and peak RSS (KiB, from the child's own rusage) of one CLI process."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen([MEMVAULT, *args], stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"memvault {' '.join(args[:4])}: {err.read().strip()[-400:]}")
+        return seconds, out.read(), usage.ru_maxrss
+
+
+def _du(path: Path) -> int:
+    return sum(p.lstat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
+
+
+def index_block(vault: Path, embedder: str | None, compare_embedder: bool) -> dict[str, Any]:
+    flag = ["--embedder", embedder] if embedder else []
+    full_s, out, full_rss = run(["--vault", str(vault), "index", "--json", *flag])
+    full = json.loads(out)
+    again = [run(["--vault", str(vault), "index", "--json"]) for _ in range(3)]
+    result: dict[str, Any] = {
+        "files": full["files_scanned"], "chunks_embedded": full["chunks_embedded"],
+        "full_index_s": round(full_s, 2), "index_chunks_per_s": round(full["chunks_embedded"] / full_s, 1),
+        "index_peak_rss_mib": round(full_rss / 1024, 1),
+        "no_change_reindex_s": spread([s for s, _, _ in again]),
+        "no_change_files_changed": max(json.loads(o)["files_changed"] for _, o, _ in again),
+        "store_bytes": _du(vault / ".memvault"),
+    }  # fmt: skip
+    if compare_embedder:
+        # in a child of its own, so the model's memory never inflates this process (and the RSS of
+        # the CLI children forked from it)
+        probe = subprocess.run(
+            [sys.executable, "-m", "bench.embed_alone", str(vault), embedder or ""],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        result["embedder_alone_chunks_per_s"] = float(probe.stdout.strip())
+        result["pipeline_over_embedder"] = round(
+            result["index_chunks_per_s"] / result["embedder_alone_chunks_per_s"], 3
+        )
+    return result
+
+
+def _manifest_sha(vault: Path, rel: str) -> str | None:
+    db = sqlite3.connect(f"file:{vault / '.memvault' / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
+    try:
+        row = db.execute("SELECT sha256 FROM files WHERE path=?", (rel,)).fetchone()
+        return row[0] if row else None
+    finally:
+        db.close()
+
+
+def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
+    from search.client import Connection
+
+    run(["--vault", str(vault), "daemon", "start"])
+    pid = int((vault / ".memvault" / "daemon.pid").read_text())
+    result: dict[str, Any] = {}
+    try:
+        target = next(p for p in sorted(vault.rglob("*.md")) if ".memvault" not in p.parts)
+        rel = target.relative_to(vault).as_posix()
+        latencies = []
+        for i in range(edits):
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(f"\n- edit number {i} marker{i}x\n")
+            want = hashlib.sha256(target.read_bytes()).hexdigest()
+            started = time.perf_counter()
+            while _manifest_sha(vault, rel) != want:
+                time.sleep(0.02)
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.2)
+        result["edit_to_searchable_s"] = spread(latencies)
+        conn = Connection(vault_layout(vault), timeout=120)
+        rtt = []
+        for q in (queries * (100 // len(queries) + 1))[:100]:
+            started = time.perf_counter()
+            assert conn.call({"op": "search", "query": q})["ok"]
+            rtt.append(time.perf_counter() - started)
+        conn.close()
+        result["socket_query_s"] = spread(rtt)
+        warm = [run(["--vault", str(vault), "search", "--json", q])[0] for q in queries[:warm_runs]]
+        result["cli_search_via_daemon_s"] = spread(warm)
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss = {
+            k: int(v.split()[0])
+            for k, v in (line.split(":", 1) for line in status.splitlines())
+            if k in ("VmHWM", "VmRSS")
+        }
+        result["daemon_rss_mib"] = round(rss["VmRSS"] / 1024, 1)
+        result["daemon_peak_rss_mib"] = round(rss["VmHWM"] / 1024, 1)
+    finally:
+        run(["--vault", str(vault), "daemon", "stop"])
+    cold = [run(["--vault", str(vault), "search", "--json", q]) for q in queries[:cold_runs]]
+    result["cli_search_cold_s"] = spread([s for s, _, _ in cold])
+    result["cold_search_peak_rss_mib"] = round(max(r for _, _, r in cold) / 1024, 1)
+    result["cold_over_daemon_median"] = round(
+        result["cli_search_cold_s"]["median"] / result["cli_search_via_daemon_s"]["median"], 2
+    )
+    return result
+
+
+def vault_layout(vault: Path):
+    from vault.paths import Layout
+
+    return Layout(vault.resolve())
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench speed")
+    parser.add_argument("--files", type=int, default=1000, help="generated vault size (real model)")
+    parser.add_argument(
+        "--source", type=Path, help="a folder of notes to copy instead of generating (e.g. SciFact docs)"
+    )
+    parser.add_argument("--queries", type=Path, help="queries.jsonl to search with (default: generated words)")
+    parser.add_argument(
+        "--large", default="10000,100000", help="chunk counts for the stand-in embedder runs ('' to skip)"
+    )
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--cold", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the test suite")
+    parser.add_argument("--workdir", type=Path, help="keep vaults here instead of a temp folder")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.files, args.large, args.edits, args.cold = 40, "300", 3, 3
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="memvault-speed-"))
+    report: dict[str, Any] = {"quick": args.quick, "runs": {}}
+    rnd = random.Random(3)
+    queries = [" ".join(rnd.sample(EN, 2)) for _ in range(50)] + [rnd.choice(ZH) + rnd.choice(ZH) for _ in range(50)]
+    if args.queries:
+        lines = [json.loads(x) for x in args.queries.read_text(encoding="utf-8").splitlines() if x.strip()]
+        queries = [q.get("text") or q.get("query") for q in lines][:100]
+    try:
+        main_vault = work / "main"
+        if args.source:
+            (main_vault / "docs").mkdir(parents=True)
+            for f in sorted(args.source.glob("*.md")):
+                shutil.copyfile(f, main_vault / "docs" / f.name)
+        else:
+            generate_vault(main_vault, args.files, sections=1)
+        report["runs"]["real_model"] = {
+            "index": index_block(main_vault, None, compare_embedder=True),
+            "daemon": daemon_block(main_vault, queries, args.edits, args.cold, warm_runs=args.cold),
+        }
+        for size in [int(x) for x in args.large.split(",") if x]:
+            vault = work / f"standin-{size}"
+            sections = 5 if size >= 50_000 else 1
+            generate_vault(vault, max(1, size // sections), sections=sections, seed=size)
+            report["runs"][f"stand_in_{size}_chunks"] = {
+                "note": "vectors from the hash-384 stand-in embedder (feature hashing), not the model",
+                "index": index_block(vault, "hash-384", compare_embedder=False),
+                "daemon": daemon_block(vault, queries, edits=args.edits, cold_runs=args.cold, warm_runs=args.cold),
+            }
+            shutil.rmtree(vault, ignore_errors=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = ["| run | measure | value |", "|---|---|---|"]
+    for name, blocks in report["runs"].items():
+        for block, figures in blocks.items():
+            if not isinstance(figures, dict):
+                continue
+            for key, value in figures.items():
+                shown = (f"median {value['median']} (min {value['min']}, p95 {value['p95']}, max {value['max']}, "
+                         f"{value['runs']} runs)") if isinstance(value, dict) else value  # fmt: skip
+                lines.append(f"| {name} | {block}.{key} | {shown} |")
+    return "\n".join(lines)

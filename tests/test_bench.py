@@ -1,0 +1,48 @@
+"""The benchmark's quick runs: both commands work end to end and report sane figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.datasets import DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300, env={**os.environ})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.skipif(not (DATA / "locomo").is_dir(), reason="../shared/bench is not present")
+def test_quality_quick_reports_every_mode():
+    out = _bench("quality", "--quick", "8", "--sets", "locomo,scifact")
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    seen = {(r[0].strip(), r[1].strip()) for r in rows}
+    for mode in ("bm25", "vector", "hybrid", "substring"):
+        assert ("scifact", mode) in seen and ("locomo cat1-4", mode) in seen
+    for row in rows:
+        assert all(0.0 <= float(v) <= 1.0 for v in row[2:6]), row
+    best = {r[1].strip(): float(r[2]) for r in rows if r[0].strip() == "scifact"}
+    assert best["hybrid"] > 0.3 and best["bm25"] > 0.3  # the right documents are found at all
+
+
+def test_speed_quick_reports_spreads_and_ratios():
+    out = _bench("speed", "--quick")
+    results = sorted((ROOT / "bench" / "results").glob("speed-*.json"))
+    report = json.loads(results[-1].read_text())
+    real = report["runs"]["real_model"]
+    assert real["index"]["no_change_files_changed"] == 0
+    assert 0 < real["index"]["pipeline_over_embedder"] <= 1.5
+    edit = real["daemon"]["edit_to_searchable_s"]
+    assert edit["runs"] == 3 and edit["min"] <= edit["median"] <= edit["p95"] <= edit["max"]
+    assert real["daemon"]["cold_over_daemon_median"] > 1  # a warm daemon beats a cold start
+    assert "stand-in" in json.dumps(report) and "| real_model |" in out
