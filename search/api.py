@@ -65,12 +65,7 @@ class Vault:
         options_now = build_options(**options)  # refuse bad options here, whoever answers
         reply = request(self.layout, {"op": "search", "query": query, **_public(options)})
         if reply is not None:
-            hits = [
-                Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
-                    h["ranks"], h["scores"])
-                for h in reply["hits"]
-            ]  # fmt: skip
-            return SearchResult(reply["query"], reply["source"], reply["reason"], hits, tuple(reply["terms"]))
+            return SearchResult.from_reply(reply)
         if self._searcher is None:
             self._searcher = Searcher.open(self.layout, self.config)
         return self._searcher.search(query, options_now)

@@ -184,7 +184,7 @@ def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
     # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
     from search.batch import local_answer, options_from, run_batch
     from search.client import remote_answer, request
-    from search.hits import Hit, SearchResult
+    from search.hits import SearchResult
     from search.render import print_human, print_json
 
     defaults = {k: v for k, v in _search_defaults(args).items() if v is not None}
@@ -210,9 +210,7 @@ def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
     query = " ".join(args.query)
     reply = request(layout, {"op": "search", "query": query, **defaults})
     if reply is not None:
-        hits = [Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
-                    h["ranks"], h["scores"]) for h in reply["hits"]]  # fmt: skip
-        result = SearchResult(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())))
+        result = SearchResult.from_reply(reply)
     else:
         from search.engine import Searcher
 

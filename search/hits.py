@@ -50,6 +50,16 @@ class SearchResult:
     hits: list[Hit]
     terms: tuple[str, ...] = ()  # the query's tokens, for highlighting
 
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> SearchResult:
+        """Rebuild a result from the daemon's JSON reply (hits carry no chunk text over the socket)."""
+        hits = [
+            Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
+                h["ranks"], h["scores"])
+            for h in reply["hits"]
+        ]  # fmt: skip
+        return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())))
+
 
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
 HIT_SCHEMA: dict[str, Any] = {
