@@ -126,7 +126,11 @@ class EdgeStore:
             with_payload=False,
             params=e.SearchParams(exact=True),
         )
-        return [(str(p.id), float(p.score)) for p in self.shard.query(request)]
+        try:
+            points = self.shard.query(request)
+        except Exception as exc:  # Edge raises bare Exception; callers fall back on StoreError
+            raise StoreError(f"{self.path}: vector search failed ({str(exc).splitlines()[0]})") from None
+        return [(str(p.id), float(p.score)) for p in points]
 
     def ids(self) -> set[str]:
         out: set[str] = set()

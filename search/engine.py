@@ -7,6 +7,7 @@ and the daemon load the model and BM25 once for many queries.
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from dataclasses import dataclass, field
 
 from indexer.embedder import EmbedderError
@@ -76,28 +77,41 @@ class Searcher:
         opts = options or SearchOptions()
         if not query.strip():
             raise UsageError("empty query")
-        terms = tuple(dict.fromkeys(tokenize(query)))
-        if opts.mode == "substring" or self.index is None:
-            hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
-            reason = None if opts.mode == "substring" else f"index unavailable: {self.reason}"
-            return SearchResult(query, "substring", reason, _threshold(hits, opts), terms)
+        tokens = tokenize(query)
+        terms = tuple(dict.fromkeys(tokens))
+        if opts.mode == "substring":
+            return self._substring(query, opts, None, terms)
+        if self.index is None:
+            return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
+        try:
+            return self._indexed(query, tokens, opts, terms)
+        except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
+            return self._substring(query, opts, f"index failed: {exc}", terms)
+
+    def _substring(self, query: str, opts: SearchOptions, reason: str | None, terms: tuple[str, ...]) -> SearchResult:
+        hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
+        if opts.threshold is not None:
+            hits = [h for h in hits if h.score >= opts.threshold]
+        return SearchResult(query, "substring", reason, hits, terms)
+
+    def _indexed(self, query: str, tokens: list[str], opts: SearchOptions, terms: tuple[str, ...]) -> SearchResult:
+        assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
         flt = None if opts.filters.is_empty() else opts.filters
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason = None
         if opts.mode in ("hybrid", "bm25"):
             allow = None if flt is None else (lambda cid: flt.matches(self.index.payloads[cid]))
-            ranked["bm25"] = self.index.bm25.top(list(tokenize(query)), depth, allow)
+            ranked["bm25"] = self.index.bm25.top(tokens, depth, allow)  # repeated tokens count, as in rank-bm25
         if opts.mode in ("hybrid", "vector"):
             try:
                 vector = self.index.embedder.embed_query(query)
-                ranked["vector"] = self.index.vectors.search(vector, depth, flt)
             except EmbedderError as exc:
                 if opts.mode == "vector":
-                    hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
-                    why = f"embedder unavailable: {exc}"
-                    return SearchResult(query, "substring", why, _threshold(hits, opts), terms)
+                    return self._substring(query, opts, f"embedder unavailable: {exc}", terms)
                 reason = f"embedder unavailable, BM25 only: {exc}"
+            else:
+                ranked["vector"] = self.index.vectors.search(vector, depth, flt)
         if len(ranked) == 2:
             fused = rrf(ranked, {"vector": opts.w_vector, "bm25": opts.w_bm25}, opts.rrf_k)
             source = "hybrid"
@@ -165,7 +179,3 @@ def _date(value: str | dt.date | None) -> dt.date | None:
     if value is None or isinstance(value, dt.date):
         return value
     return parse_date(str(value))
-
-
-def _threshold(hits: list[Hit], opts: SearchOptions) -> list[Hit]:
-    return hits if opts.threshold is None else [h for h in hits if h.score >= opts.threshold]

@@ -175,3 +175,19 @@ def test_python_api(layout):
         v.note("A second note about staging.")
         assert v.index().files_changed == 1  # index() releases the searcher's lock first
         assert len(v.search("staging", kind="daily", per_doc=0)) == 2
+
+
+def test_index_breaking_after_open_falls_back_to_substring(indexed):
+    import sqlite3
+
+    from search.engine import Searcher, build_options
+
+    with Searcher.open(indexed) as searcher:
+        assert searcher.search("爬山", build_options(mode="bm25")).source == "bm25"
+        db = sqlite3.connect(indexed.state_dir / "manifest.sqlite")
+        db.execute("DROP TABLE chunks")
+        db.commit()
+        db.close()
+        result = searcher.search("爬山", build_options(mode="bm25"))
+    assert result.source == "substring" and "index failed" in result.reason
+    assert result.hits[0].path == "daily/2026-10-01.md"
