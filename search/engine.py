@@ -18,7 +18,7 @@ from indexer.vectors import StoreError
 from search.fallback import substring_search
 from search.fusion import RRF_K, WEIGHTS, cap_per_doc, rrf
 from search.hits import MODES, Hit, SearchResult
-from search.snippet import make_snippet
+from search.snippet import make_snippet, match_terms
 from vault.errors import UsageError
 from vault.paths import Layout, parse_date
 
@@ -125,12 +125,13 @@ class Searcher:
         keep = cap_per_doc(candidates, opts.per_doc, opts.limit)
         rows = self.index.manifest.get_chunks(keep)
         info = {f[0]: f for f in fused}
+        wanted = match_terms(terms)
         hits = []
         for cid in keep:
             row = rows.get(cid)
             if row is None:
                 continue
-            snippet, _ = make_snippet(row.text, query)
+            snippet, _ = make_snippet(row.text, wanted)
             _, score, ranks, scores = info[cid]
             hits.append(
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)

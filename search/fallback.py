@@ -14,7 +14,7 @@ from indexer.filters import FilterSpec
 from indexer.reconcile import payload_for
 from indexer.tokenizer import tokenize
 from search.hits import Hit
-from search.snippet import make_snippet
+from search.snippet import make_snippet, match_terms
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
 from vault.fileio import read_note
@@ -51,7 +51,7 @@ def substring_search(
 ) -> list[Hit]:
     phrase = " ".join(query.lower().split())
     # words for Latin text, jieba words for CJK: a Chinese question has no spaces to split on
-    terms = list(dict.fromkeys(t for t in tokenize(phrase) if len(t) > 1 or not t.isascii())) or [phrase]
+    terms = match_terms(tokenize(phrase)) or [phrase]
     if not phrase:
         return []
     found: list[tuple[tuple, Hit]] = []
@@ -73,7 +73,7 @@ def substring_search(
                 continue
             per_path += 1
             score = base * min(1.0, matched / len(terms))
-            snippet, _ = make_snippet(chunk.text, query)
+            snippet, _ = make_snippet(chunk.text, terms)
             hit = Hit(
                 note.path,
                 chunk.start_line,

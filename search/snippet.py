@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from indexer.tokenizer import tokenize
-
 SNIPPET_LINES = 3
 MAX_LINE_CHARS = 240
 
@@ -23,17 +21,23 @@ def _window(line: str, terms: list[str]) -> str:
     return ("…" if start else "") + piece + ("…" if start + MAX_LINE_CHARS < len(line) else "")
 
 
-def make_snippet(text: str, query: str, lines: int = SNIPPET_LINES) -> tuple[str, int]:
+def match_terms(query_tokens: Iterable[str]) -> list[str]:
+    """The query tokens worth looking for in text: single Latin letters would match everywhere."""
+    return sorted({t for t in query_tokens if len(t) > 1 or not t.isascii()}, key=len, reverse=True)
+
+
+def make_snippet(text: str, terms: list[str], lines: int = SNIPPET_LINES) -> tuple[str, int]:
     """Return the snippet and the offset (in lines, from the chunk's first line) of its best line.
 
-    The best line holds the most distinct query tokens; ties go to the earlier line.
+    `terms` come from `match_terms`. The best line holds the most distinct
+    terms (as substrings, so no line is tokenised: a page of 100 hits stays
+    cheap); ties go to the earlier line.
     """
-    terms = sorted(set(tokenize(query)), key=len, reverse=True)
     body = text.split("\n")
-    wanted = set(terms)
     best, best_score = 0, 0
     for i, line in enumerate(body):
-        score = len(wanted.intersection(tokenize(line))) if line.strip() else -1
+        lower = line.lower()
+        score = sum(t in lower for t in terms) if line.strip() else -1
         if score > best_score:
             best, best_score = i, score
     if best_score == 0:  # nothing matched literally (a vector hit): the first non-blank lines
@@ -45,7 +49,7 @@ def make_snippet(text: str, query: str, lines: int = SNIPPET_LINES) -> tuple[str
 
 def highlight(snippet: str, terms: Iterable[str], on: str = "\x1b[1;33m", off: str = "\x1b[0m") -> str:
     """Wrap every occurrence of a query token in ANSI colour (for terminals only)."""
-    terms = sorted({t for t in terms if len(t) > 1 or not t.isascii()}, key=len, reverse=True)
+    terms = match_terms(terms)
     if not terms:
         return snippet
     pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
