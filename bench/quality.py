@@ -82,6 +82,7 @@ def main(sets: list[str], quick: int, modes: tuple[str, ...]) -> dict[str, Any]:
                     summary[mode] = {**mean([m for _, m in rows]), "n": len(rows)}
             report["sets"][name] = {"metrics": summary, "timing": timing}
             print(f"# {name} done: {timing}", file=sys.stderr)
+            print(table({"sets": {name: report["sets"][name]}}), file=sys.stderr)  # partial results survive a stop
     return report
 
 

@@ -13,6 +13,7 @@ import datetime as dt
 from indexer.filters import FilterSpec
 from indexer.reconcile import payload_for
 from indexer.tokenizer import tokenize
+from search.fusion import cap_per_doc
 from search.hits import Hit
 from search.snippet import make_snippet, match_terms
 from vault.chunking import chunk_note
@@ -54,7 +55,7 @@ def substring_search(
     terms = match_terms(tokenize(phrase)) or [phrase]
     if not phrase:
         return []
-    found: list[tuple[tuple, Hit]] = []
+    found: list[tuple[tuple, Chunk, float]] = []
     for entry in scan_vault(layout):
         if entry.error:
             continue
@@ -64,41 +65,22 @@ def substring_search(
         note, chunks = parsed
         day = note.date or dt.date.fromtimestamp(entry.mtime_ns / 1e9)
         base = MEMORY_SCORE if note.kind == "memory" else NOTE_SCORE
-        per_path = 0
         for chunk, lower in chunks:
             if flt is not None and not flt.matches(payload_for(note, chunk)):
                 continue
             matched = len(terms) + 1 if phrase in lower else sum(t in lower for t in terms)
-            if not matched or (per_doc and per_path >= per_doc):
-                continue
-            per_path += 1
-            score = base * min(1.0, matched / len(terms))
-            snippet, _ = make_snippet(chunk.text, terms)
-            hit = Hit(
-                note.path,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.heading,
-                chunk.text,
-                score,
-                snippet,
-                chunk_id=chunk.id,
-            )
-            found.append(((-matched, -base, -day.toordinal(), note.path, chunk.start_line), hit))
+            if matched:
+                key = (-matched, -base, -day.toordinal(), note.path, chunk.start_line)
+                found.append((key, chunk, base * min(1.0, matched / len(terms))))
     found.sort(key=lambda item: item[0])
-    ranked = [hit for _, hit in found[:limit]]
-    return [
-        Hit(
-            h.path,
-            h.start_line,
-            h.end_line,
-            h.heading,
-            h.text,
-            h.score,
-            h.snippet,
-            {"substring": r},
-            {"substring": h.score},
-            h.chunk_id,
-        )
-        for r, h in enumerate(ranked, start=1)
-    ]
+    by_id = {chunk.id: (chunk, score) for _, chunk, score in found}
+    keep = cap_per_doc(((chunk.id, chunk.path) for _, chunk, _ in found), per_doc, limit)
+    hits = []
+    for rank, chunk_id in enumerate(keep, start=1):  # snippets only for what is returned
+        chunk, score = by_id[chunk_id]
+        snippet, _ = make_snippet(chunk.text, terms)
+        hits.append(
+            Hit(chunk.path, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, score, snippet,
+                {"substring": rank}, {"substring": score}, chunk.id)
+        )  # fmt: skip
+    return hits
