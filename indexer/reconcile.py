@@ -24,7 +24,7 @@ from indexer.index import Index
 from indexer.tokenizer import tokenize
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
-from vault.fileio import decode_note
+from vault.fileio import MAX_NOTE_BYTES, decode_note
 from vault.model import Chunk, Note
 from vault.notes import parse_note
 from vault.scan import FileEntry, scan_vault, stat_entry
@@ -73,8 +73,6 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
 
 def _read(entry: FileEntry) -> tuple[str, str]:
     """(sha256, text) of one note; raises NoteReadError naming it."""
-    from vault.fileio import MAX_NOTE_BYTES
-
     if entry.size > MAX_NOTE_BYTES:
         raise NoteReadError(f"{entry.rel}: {entry.size:,} bytes is over the {MAX_NOTE_BYTES:,}-byte note limit")
     try:
@@ -106,7 +104,8 @@ class Reconciler:
         else:
             wanted = sorted(set(paths))
             entries = [e for e in (stat_entry(self.index.layout, p) for p in wanted) if e is not None]
-            vanished = [p for p in wanted if p in known and p not in {e.rel for e in entries}]
+            present = {e.rel for e in entries}
+            vanished = [p for p in wanted if p in known and p not in present]
         self.stats.files_scanned = len(entries)
         for rel in vanished:
             self._remove(rel)
@@ -122,6 +121,7 @@ class Reconciler:
         if batch:
             self._apply(batch)
         self.index.vectors.flush()
+        self.manifest.set_meta("dirty", "0")  # every store write above is matched in the manifest now
         self.manifest.set_meta("last_reconcile", str(time.time()))
         self.stats.seconds = time.perf_counter() - started
         return self.stats
