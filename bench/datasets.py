@@ -51,7 +51,7 @@ def _doc_set(name: str, folder: Path, quick: int, seed: int) -> list[Unit]:
         (str(q.get("_id", q.get("id"))), q.get("text") or q.get("query"), None)
         for q in _jsonl(folder / "queries.jsonl")
     ]
-    queries = [q for q in queries if qrels.get(q[0])]
+    queries = [q for q in queries if qrels.get(q[0]) and q[1] and q[1].strip()]  # CMRC has 2 empty questions
     docs = sorted(folder.glob("docs/*.md"))
     if quick:
         rnd = random.Random(seed)
