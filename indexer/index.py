@@ -59,9 +59,14 @@ class Index:
         config: IndexConfig | None = None,
         embedder: Embedder | None = None,
         writable: bool = True,
+        load_bm25: bool = True,
     ) -> None:
         """Open the index; a reader (`writable=False`, as search is) never repairs or rebuilds
-        anything and raises `IndexUnavailable` instead, so the caller can fall back."""
+        anything and raises `IndexUnavailable` instead, so the caller can fall back.
+
+        `load_bm25=False` is for writers that never search (`memvault index`): the
+        postings are not read back from the manifest, which is most of the cost of
+        opening a large index; `bm25` then holds only what this process adds."""
         self.layout = layout
         self.writable = writable
         if not writable and not (layout.state_dir / "manifest.sqlite").exists():
@@ -83,6 +88,7 @@ class Index:
                 self.vectors = self._open_vectors()
             self.bm25 = BM25Index()
             self.payloads: dict[str, dict[str, Any]] = {}
+            self.bm25_loaded = load_bm25
             self._load_bm25()
         except BaseException:
             os.close(self._lock_fd)
@@ -197,6 +203,8 @@ class Index:
                 raise IndexUnavailable("the tokenizer changed since the last index; run `memvault index`")
             self.manifest.set_tokens((cid, dict(Counter(tokenize(text)))) for cid, text in self.manifest.iter_texts())
             self.manifest.set_meta("tokenizer", TOKENIZER_VERSION)
+        if not self.bm25_loaded:
+            return
         for chunk_id, payload, counts in self.manifest.iter_chunks():
             self.bm25.add(chunk_id, counts or {})
             self.payloads[chunk_id] = payload

@@ -21,7 +21,7 @@ def disagreements(index: Index) -> list[str]:
         problems.append(
             f"vector store has {len(stored - manifest_ids)} unknown and lacks {len(manifest_ids - stored)} points"
         )
-    if bm25_ids != manifest_ids or len(index.bm25) != len(manifest_ids):
+    if index.bm25_loaded and (bm25_ids != manifest_ids or len(index.bm25) != len(manifest_ids)):
         problems.append(f"BM25 holds {len(index.bm25)} chunks, the manifest {len(manifest_ids)}")
     files = index.manifest.files()
     on_disk = {e.rel: e for e in scan_vault(index.layout)}

@@ -55,7 +55,7 @@ class Vault:
         reply = request(self.layout, {"op": "reindex", "rebuild": rebuild}, timeout=24 * 3600)
         if reply is not None:
             return ReconcileStats(**reply["stats"])
-        with Index(self.layout, self.config) as index:
+        with Index(self.layout, self.config, load_bm25=False) as index:
             if rebuild:
                 index.rebuild()
             return reconcile(index)

@@ -126,7 +126,7 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
         )
     else:
         config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
-        with Index(layout, config) as index:
+        with Index(layout, config, load_bm25=False) as index:  # indexing never searches
             if args.rebuild:
                 index.rebuild()
             reconciler = Reconciler(index, progress=not args.json)
