@@ -47,8 +47,6 @@ class VectorStore(Protocol):
 
     def ids(self) -> set[str]: ...
 
-    def count(self) -> int: ...
-
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
@@ -142,9 +140,6 @@ class EdgeStore:
             out.update(str(r.id) for r in records)
             if offset is None:
                 return out
-
-    def count(self) -> int:
-        return int(self.shard.count(self._e.CountRequest()))
 
     def flush(self) -> None:
         self.shard.flush()
@@ -243,9 +238,6 @@ class ClientStore:
             out.update(str(r.id) for r in records)
             if offset is None:
                 return out
-
-    def count(self) -> int:
-        return int(self.client.count(self.collection, exact=True).count)
 
     def flush(self) -> None:
         pass  # the server persists each acknowledged write

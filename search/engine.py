@@ -131,7 +131,7 @@ class Searcher:
             row = rows.get(cid)
             if row is None:
                 continue
-            snippet, _ = make_snippet(row.text, wanted)
+            snippet = make_snippet(row.text, wanted)
             _, score, ranks, scores = info[cid]
             hits.append(
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)

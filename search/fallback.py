@@ -78,7 +78,7 @@ def substring_search(
     hits = []
     for rank, chunk_id in enumerate(keep, start=1):  # snippets only for what is returned
         chunk, score = by_id[chunk_id]
-        snippet, _ = make_snippet(chunk.text, terms)
+        snippet = make_snippet(chunk.text, terms)
         hits.append(
             Hit(chunk.path, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, score, snippet,
                 {"substring": rank}, {"substring": score}, chunk.id)

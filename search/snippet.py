@@ -26,8 +26,8 @@ def match_terms(query_tokens: Iterable[str]) -> list[str]:
     return sorted({t for t in query_tokens if len(t) > 1 or not t.isascii()}, key=len, reverse=True)
 
 
-def make_snippet(text: str, terms: list[str], lines: int = SNIPPET_LINES) -> tuple[str, int]:
-    """Return the snippet and the offset (in lines, from the chunk's first line) of its best line.
+def make_snippet(text: str, terms: list[str], lines: int = SNIPPET_LINES) -> str:
+    """The few lines of a chunk around its best-matching line.
 
     `terms` come from `match_terms`. The best line holds the most distinct
     terms (as substrings, so no line is tokenised: a page of 100 hits stays
@@ -44,7 +44,7 @@ def make_snippet(text: str, terms: list[str], lines: int = SNIPPET_LINES) -> tup
         best = next((i for i, line in enumerate(body) if line.strip()), 0)
     start = max(0, min(best - (lines - 1) // 2, len(body) - lines))
     chosen = [_window(line, terms) for line in body[start : start + lines] if line.strip()]
-    return "\n".join(chosen), best
+    return "\n".join(chosen)
 
 
 def highlight(snippet: str, terms: Iterable[str], on: str = "\x1b[1;33m", off: str = "\x1b[0m") -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vault.model import Chunk, Note
-from vault.sections import FENCE, iter_headings
+from vault.sections import iter_headings, outside_fences
 
 VERSION = "c2"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
@@ -65,14 +65,10 @@ def _sections(lines: list[str]) -> Iterator[tuple[list[tuple[int, str]], int, in
 
 def _paragraphs(lines: list[str], start: int, end: int) -> Iterator[tuple[int, int]]:
     """Runs of non-blank lines; a blank line inside a fenced block does not end one."""
-    first, fence = None, ""
+    prose = {start + i for i, _ in outside_fences(lines[start : end + 1])}  # fence lines are not prose
+    first = None
     for i in range(start, end + 1):
-        line = lines[i]
-        fence_match = FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            fence = "" if fence and marker.startswith(fence) else (fence or marker[0] * 3)
-        if line.strip() or fence:
+        if lines[i].strip() or i not in prose:
             first = i if first is None else first
         elif first is not None:
             yield first, i - 1
