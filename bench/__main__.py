@@ -1,4 +1,5 @@
-"""`python -m bench quality [--sets a,b] [--quick [N]]` and `python -m bench speed [--quick] [...]`;
+"""`python -m bench quality [--sets a,b] [--quick [N]]`, `python -m bench speed [--quick] [...]` and
+`python -m bench matrix [...]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--quick", type=int, nargs="?", const=30, default=0, help="sample N queries per set (default 30)")
     q.add_argument("--modes", default="bm25,vector,hybrid,substring")
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
+    sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -34,6 +36,15 @@ def main(argv: list[str] | None = None) -> int:
         report["machine"] = machine
         (RESULTS / f"speed-{stamp}.json").write_text(json.dumps(report, indent=2))
         print(speed_table(report))
+        return 0
+    if args.what == "matrix":
+        from bench.matrix import main as matrix_main
+        from bench.matrix import table as matrix_table
+
+        report = matrix_main(rest)
+        report["machine"] = machine
+        (RESULTS / f"matrix-{stamp}.json").write_text(json.dumps(report, indent=2))
+        print(matrix_table(report))
         return 0
     if rest:
         parser.error(f"unrecognised arguments: {' '.join(rest)}")

@@ -25,6 +25,8 @@ import numpy as np
 from vault.errors import MemvaultError
 
 DEFAULT_EMBEDDER = "minilm-l6-int8"
+# every name `load_embedder` knows offline; `fastembed:<model>` adds fastembed's list for users who are online
+EMBEDDERS = ("minilm-l6-int8", "use-m3", "e5-small-q4", "hash-384")
 BATCH_SIZE = 32  # fastembed's default of 256 peaked at 6 GB on long chunks
 MAX_TOKENS = 256
 
@@ -166,7 +168,7 @@ class FastEmbedder:
         elif name.startswith("fastembed:"):
             self.dim = self._fastembed_dim(name.removeprefix("fastembed:"))
         else:
-            raise EmbedderError(f"{name!r}: unknown embedder; use {DEFAULT_EMBEDDER}, hash-384 or fastembed:<model>")
+            raise EmbedderError(f"{name!r}: unknown embedder; use one of {', '.join(EMBEDDERS)} or fastembed:<model>")
 
     @staticmethod
     def _fastembed_dim(model: str) -> int:
@@ -245,7 +247,12 @@ class HashEmbedder:
 
 
 def load_embedder(name: str | None = None, threads: int | None = None) -> Embedder:
-    """The embedder for a name (default: the bundled MiniLM); loading the weights waits for first use."""
+    """The embedder for a name (default: `DEFAULT_EMBEDDER`); loading the weights waits for first use."""
+    name = name or DEFAULT_EMBEDDER
     if name == HashEmbedder.name:
         return HashEmbedder()
-    return FastEmbedder(name or DEFAULT_EMBEDDER, threads=threads)
+    if name in ("use-m3", "e5-small-q4"):
+        from indexer.multilingual import E5Embedder, UseEmbedder
+
+        return (UseEmbedder if name == "use-m3" else E5Embedder)(threads=threads)
+    return FastEmbedder(name, threads=threads)

@@ -20,8 +20,8 @@ from typing import Any
 from indexer.bm25 import BM25Index
 from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
 from indexer.manifest import IndexUnavailable, Manifest
-from indexer.tokenizer import VERSION as TOKENIZER_VERSION
-from indexer.tokenizer import tokenize
+from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from vault.chunking import VERSION as CHUNKER_VERSION
 from vault.paths import Layout
@@ -35,14 +35,18 @@ class IndexConfig:
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     collection: str = "memvault"
+    tokenizer: str | None = None
 
     @classmethod
-    def from_env(cls, embedder: str | None = None, qdrant_url: str | None = None) -> IndexConfig:
+    def from_env(
+        cls, embedder: str | None = None, qdrant_url: str | None = None, tokenizer: str | None = None
+    ) -> IndexConfig:
         return cls(
             embedder=embedder or os.environ.get("MEMVAULT_EMBEDDER") or None,
             qdrant_url=qdrant_url or os.environ.get("MEMVAULT_QDRANT_URL") or None,
             qdrant_api_key=os.environ.get("QDRANT_API_KEY") or None,
             collection=os.environ.get("MEMVAULT_COLLECTION") or "memvault",
+            tokenizer=tokenizer or os.environ.get("MEMVAULT_TOKENIZER") or None,
         )
 
 
@@ -101,7 +105,9 @@ class Index:
         url = config.qdrant_url if config.qdrant_url is not None else recorded
         url = None if url in ("", "embedded") else url
         collection = self.manifest.get_meta("collection") if config.qdrant_url is None else None
-        return IndexConfig(config.embedder, url, config.qdrant_api_key, collection or config.collection)
+        return IndexConfig(
+            config.embedder, url, config.qdrant_api_key, collection or config.collection, config.tokenizer
+        )
 
     def _settle_writer(self, recorded: str | None) -> None:
         if self.manifest.reset:
@@ -198,11 +204,18 @@ class Index:
 
     def _load_bm25(self) -> None:
         """Restore BM25 from stored token counts; re-tokenise stored text only if the tokenizer changed."""
-        if self.manifest.get_meta("tokenizer") != TOKENIZER_VERSION:
-            if not self.writable:
-                raise IndexUnavailable("the tokenizer changed since the last index; run `memvault index`")
-            self.manifest.set_tokens((cid, dict(Counter(tokenize(text)))) for cid, text in self.manifest.iter_texts())
-            self.manifest.set_meta("tokenizer", TOKENIZER_VERSION)
+        recorded = Tokenizer.from_version(self.manifest.get_meta("tokenizer"))
+        if not self.writable:
+            if recorded is None:
+                raise IndexUnavailable("the index was built with an older tokenizer; run `memvault index`")
+            self.tokenizer = recorded
+        else:
+            wanted = Tokenizer.named(self.config.tokenizer) if self.config.tokenizer else None
+            self.tokenizer = wanted or recorded or DEFAULT_TOKENIZER
+            if self.tokenizer != recorded:
+                cut = self.tokenizer
+                self.manifest.set_tokens((cid, dict(Counter(cut(text)))) for cid, text in self.manifest.iter_texts())
+                self.manifest.set_meta("tokenizer", self.tokenizer.version)
         if not self.bm25_loaded:
             return
         for chunk_id, payload, counts in self.manifest.iter_chunks():

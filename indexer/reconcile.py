@@ -21,7 +21,6 @@ import numpy as np
 from indexer.faults import crash_point
 from indexer.filters import iso_day
 from indexer.index import Index
-from indexer.tokenizer import tokenize
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
 from vault.fileio import MAX_NOTE_BYTES, decode_note
@@ -216,7 +215,7 @@ class Reconciler:
         for parsed in batch:
             rel = parsed.entry.rel
             old = self.manifest.chunk_ids(rel)
-            tokens = [dict(Counter(tokenize(c.text))) for c in parsed.chunks]
+            tokens = [dict(Counter(self.index.tokenizer(c.text))) for c in parsed.chunks]
             self.manifest.record_file(
                 rel, parsed.sha, parsed.entry.size, parsed.entry.mtime_ns, parsed.chunks, parsed.payloads, tokens
             )

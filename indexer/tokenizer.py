@@ -1,7 +1,14 @@
-"""The one tokenizer for BM25 documents and queries: jieba for CJK runs, lower-cased words otherwise.
+"""The tokenizers for BM25 documents and queries: jieba for CJK runs, lower-cased words otherwise.
 
-Its `VERSION` is recorded in the manifest; when it changes, stored token
-counts no longer match what a query would produce, so BM25 is rebuilt.
+A variant is named by its parts, for instance `search+stop+stem`:
+- `search` (jieba's `cut_for_search`: words plus their sub-words) or `lcut`
+  (jieba's precise mode: each word once) for CJK runs;
+- `stop`: drop English and Chinese stop words (`indexer.stopwords`);
+- `stem`: Snowball English (Porter 2) stemming of Latin words.
+
+The index records the variant it was built with (`Tokenizer.version`) and a
+reader always uses that one, because stored token counts only match queries
+cut the same way; a writer given another variant re-tokenises the stored text.
 """
 
 from __future__ import annotations
@@ -9,13 +16,24 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from dataclasses import dataclass
+from functools import cached_property
 
-VERSION = "t1:jieba-search+lower-words"
+from vault.errors import UsageError
 
 _CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+)")
 _WORD = re.compile(r"[^\W_]+")
+_LATIN = re.compile(r"[a-z]+")
 _lock = threading.Lock()
 _jieba = None
+
+CJK_MODES = ("search", "lcut")
+VARIANTS = tuple(
+    f"{cjk}{'+stop' if stop else ''}{'+stem' if stem else ''}"
+    for cjk in CJK_MODES
+    for stop in (False, True)
+    for stem in (False, True)
+)
 
 
 def _load_jieba():
@@ -31,14 +49,72 @@ def _load_jieba():
     return _jieba
 
 
+@dataclass(frozen=True)
+class Tokenizer:
+    """One tokenizer variant; the same instance cuts documents and queries."""
+
+    cjk: str = "search"
+    stop: bool = False
+    stem: bool = False
+
+    @classmethod
+    def named(cls, name: str) -> Tokenizer:
+        parts = name.split("+")
+        if parts[0] not in CJK_MODES or not set(parts[1:]) <= {"stop", "stem"} or len(set(parts)) != len(parts):
+            raise UsageError(f"{name!r}: unknown tokenizer; use one of {', '.join(VARIANTS)}")
+        return cls(parts[0], "stop" in parts, "stem" in parts)
+
+    @classmethod
+    def from_version(cls, version: str | None) -> Tokenizer | None:
+        """The variant an index recorded, or None when it predates variants or is not one we know."""
+        if not version or not version.startswith("t2:"):
+            return None
+        try:
+            return cls.named(version.removeprefix("t2:"))
+        except UsageError:
+            return None
+
+    @property
+    def name(self) -> str:
+        return f"{self.cjk}{'+stop' if self.stop else ''}{'+stem' if self.stem else ''}"
+
+    @property
+    def version(self) -> str:
+        return f"t2:{self.name}"
+
+    @cached_property
+    def _stemmer(self):
+        from py_rust_stemmers import SnowballStemmer
+
+        return SnowballStemmer("english")
+
+    def __call__(self, text: str) -> list[str]:
+        """Tokens in text order."""
+        tokens: list[str] = []
+        for i, part in enumerate(_CJK_RUN.split(text)):
+            if not part:
+                continue
+            if i % 2:  # a CJK run
+                jieba = _load_jieba()
+                words = jieba.cut_for_search(part) if self.cjk == "search" else jieba.lcut(part)
+                tokens.extend(t for t in words if t.strip())
+            else:
+                tokens.extend(_WORD.findall(part.lower()))
+        if self.stop:
+            from indexer.stopwords import STOP_WORDS
+
+            tokens = [t for t in tokens if t not in STOP_WORDS]
+        if self.stem:
+            latin = [i for i, t in enumerate(tokens) if _LATIN.fullmatch(t)]
+            for i, stemmed in zip(latin, self._stemmer.stem_words([tokens[i] for i in latin]), strict=True):
+                tokens[i] = stemmed
+        return tokens
+
+
+PLAIN = Tokenizer()
+DEFAULT = PLAIN
+
+
 def tokenize(text: str) -> list[str]:
-    """Tokens in text order; CJK runs go through jieba's search mode (words plus their sub-words)."""
-    tokens: list[str] = []
-    for i, part in enumerate(_CJK_RUN.split(text)):
-        if not part:
-            continue
-        if i % 2:  # a CJK run
-            tokens.extend(t for t in _load_jieba().cut_for_search(part) if t.strip())
-        else:
-            tokens.extend(_WORD.findall(part.lower()))
-    return tokens
+    """The plain variant (jieba search mode, every word, unstemmed): what snippets and the substring fallback match."""
+    return PLAIN(text)

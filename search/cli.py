@@ -119,13 +119,15 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
 
     reply = request(layout, {"op": "ping"})
     if reply is not None:
-        if args.embedder or args.qdrant_url:
-            raise UsageError("a daemon owns this index: stop it (memvault daemon stop) to change embedder or store")
+        if args.embedder or args.qdrant_url or args.tokenizer:
+            raise UsageError(
+                "a daemon owns this index: stop it (memvault daemon stop) to change embedder, tokenizer or store"
+            )
         stats = ReconcileStats(
             **request(layout, {"op": "reindex", "rebuild": args.rebuild}, timeout=24 * 3600)["stats"]
         )
     else:
-        config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
+        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
         with Index(layout, config, load_bm25=False) as index:  # indexing never searches
             if args.rebuild:
                 index.rebuild()
@@ -231,12 +233,13 @@ def cmd_daemon(args: argparse.Namespace, layout: Layout) -> int:
         from indexer.index import IndexConfig
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-        config = IndexConfig.from_env(embedder=args.embedder, qdrant_url=args.qdrant_url)
+        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
         service.run(layout, config, debounce=args.debounce, rescan=args.rescan)
         return 0
     if args.action == "start":
         extra = ["--debounce", str(args.debounce), "--rescan", str(args.rescan)]
         extra += ["--embedder", args.embedder] if args.embedder else []
+        extra += ["--tokenizer", args.tokenizer] if args.tokenizer else []
         extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
         print(f"daemon started (pid {service.start(layout, extra)}) for {layout.root}")
         return 0
@@ -300,7 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
     p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
-    p.add_argument("--embedder", help="embedding model (changing it rebuilds); default: the bundled MiniLM")
+    p.add_argument(
+        "--embedder",
+        help="minilm-l6-int8, use-m3, e5-small-q4, hash-384 or fastembed:<model> (changing it rebuilds)",
+    )
+    p.add_argument(
+        "--tokenizer", help="BM25 tokenizer: search|lcut, +stop, +stem (e.g. lcut+stop+stem; changing it re-tokenises)"
+    )
     p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
 
     p = add("search", cmd_search, "hybrid search (vector + BM25, fused by RRF); substring when no index")
@@ -327,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debounce", type=float, default=1.5, help="seconds a path must be quiet before indexing")
     p.add_argument("--rescan", type=float, default=300.0, help="seconds between full reconcile scans")
     p.add_argument("--embedder", help="embedding model for the index it owns")
+    p.add_argument("--tokenizer", help="BM25 tokenizer for the index it owns")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store")
     p.add_argument("--json", action="store_true")
 

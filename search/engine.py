@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections import OrderedDict
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from indexer.embedder import EmbedderError
 from indexer.filters import KINDS, FilterSpec
@@ -23,6 +26,7 @@ from vault.errors import UsageError
 from vault.paths import Layout, parse_date
 
 DEPTH = 20
+QUERY_CACHE = 256
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,18 @@ class Searcher:
         self.layout = layout
         self.index = index
         self.reason = reason
+        # agents repeat queries and batches ask one query in several modes: embed each once
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def _embed_query(self, query: str) -> np.ndarray:
+        assert self.index is not None
+        vector = self._query_vectors.pop(query, None)
+        if vector is None:
+            vector = self.index.embedder.embed_query(query)
+        self._query_vectors[query] = vector
+        if len(self._query_vectors) > QUERY_CACHE:
+            self._query_vectors.popitem(last=False)
+        return vector
 
     @classmethod
     def open(cls, layout: Layout, config: IndexConfig | None = None) -> Searcher:
@@ -77,14 +93,13 @@ class Searcher:
         opts = options or SearchOptions()
         if not query.strip():
             raise UsageError("empty query")
-        tokens = tokenize(query)
-        terms = tuple(dict.fromkeys(tokens))
+        terms = tuple(dict.fromkeys(tokenize(query)))
         if opts.mode == "substring":
             return self._substring(query, opts, None, terms)
         if self.index is None:
             return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
         try:
-            return self._indexed(query, tokens, opts, terms)
+            return self._indexed(query, self.index.tokenizer(query), opts, terms)
         except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
             return self._substring(query, opts, f"index failed: {exc}", terms)
 
@@ -105,7 +120,7 @@ class Searcher:
             ranked["bm25"] = self.index.bm25.top(tokens, depth, allow)  # repeated tokens count, as in rank-bm25
         if opts.mode in ("hybrid", "vector"):
             try:
-                vector = self.index.embedder.embed_query(query)
+                vector = self._embed_query(query)
             except EmbedderError as exc:
                 if opts.mode == "vector":
                     return self._substring(query, opts, f"embedder unavailable: {exc}", terms)

