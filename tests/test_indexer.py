@@ -153,9 +153,10 @@ def test_changed_embedder_triggers_a_clean_rebuild(vault, model, capfd):
 
 def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(vault, model, monkeypatch):
     with _open(vault, model) as index:
+        assert index.manifest.get_meta("tokenizer") == DEFAULT_TOKENIZER.version
+    with _open(vault, model, tokenizer="search") as index:  # plain: no stemming
         reconcile(index)
         scores = index.bm25.scores(index.tokenizer("向量 数据库 cats"))
-        assert index.manifest.get_meta("tokenizer") == DEFAULT_TOKENIZER.version
     calls = []
     real_call = Tokenizer.__call__
     monkeypatch.setattr(Tokenizer, "__call__", lambda self, text: calls.append(text) or real_call(self, text))
