@@ -58,6 +58,7 @@ class Embedder(Protocol):
 
     name: str
     dim: int
+    multilingual: bool  # False: search skips it for CJK queries, where it ranks no better than noise
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -159,6 +160,7 @@ class FastEmbedder:
 
     def __init__(self, name: str = DEFAULT_EMBEDDER, batch_size: int = BATCH_SIZE, threads: int | None = None) -> None:
         self.name = name
+        self.multilingual = name != DEFAULT_EMBEDDER  # MiniLM is English-only; fastembed models: the user's call
         self.batch_size = batch_size
         self.threads = threads
         self._model = None
@@ -229,6 +231,7 @@ class HashEmbedder:
 
     name = "hash-384"
     dim = 384
+    multilingual = True  # hashes CJK characters like words
     _token = re.compile(r"[^\W\d_]+|\d+|[\u3400-\u9fff]")
 
     def _vector(self, text: str) -> np.ndarray:

@@ -47,6 +47,7 @@ class UseEmbedder:
 
     name = "use-m3"
     dim = 512
+    multilingual = True
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or default_threads()
@@ -80,6 +81,7 @@ class E5Embedder:
 
     name = "e5-small-q4"
     dim = 384
+    multilingual = True
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or default_threads()

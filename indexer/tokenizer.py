@@ -117,6 +117,13 @@ PLAIN = Tokenizer()
 DEFAULT = Tokenizer("search", stop=True, stem=True)
 
 
+def cjk_share(text: str) -> float:
+    """The share of a text's letters that are CJK: how search tells a Chinese query from an English one."""
+    cjk = sum(len(run) for run in _CJK_RUN.findall(text))
+    letters = sum(ch.isalpha() for ch in text)
+    return cjk / letters if letters else 0.0
+
+
 def tokenize(text: str) -> list[str]:
     """The plain variant (jieba search mode, every word, unstemmed): what snippets and the substring fallback match."""
     return PLAIN(text)

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from search.fusion import WEIGHTS
 from vault.errors import MemvaultError, UsageError
 from vault.paths import Layout, parse_date, resolve_vault
 
@@ -320,8 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, help="drop hits scoring below this")
     p.add_argument("--depth", type=int, help="candidates per retriever (default: max(20, limit))")
     p.add_argument("--rrf-k", type=int, default=60)
-    p.add_argument("--w-vector", type=float, default=0.6)
-    p.add_argument("--w-bm25", type=float, default=0.4)
+    p.add_argument("--w-vector", type=float, help=f"RRF weight of the vector ranks (default {WEIGHTS['vector']})")
+    p.add_argument("--w-bm25", type=float, help=f"RRF weight of the BM25 ranks (default {WEIGHTS['bm25']})")
     p.add_argument("--from", dest="date_from", help="notes dated on or after YYYY-MM-DD")
     p.add_argument("--to", dest="date_to", help="notes dated on or before YYYY-MM-DD")
     p.add_argument("--kind", action="append", choices=KINDS, help="daily, memory or other (repeatable)")

@@ -65,3 +65,19 @@ def test_index_with_another_embedder_rebuilds_and_search_uses_it(layout, cli):
     assert found["source"] == "vector" and found["hits"][0]["path"] == "daily/2026-11-02.md"
     bad = cli("index", "--tokenizer", "porter")
     assert bad.returncode == 2 and "unknown tokenizer" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_hybrid_skips_an_english_only_model_for_chinese_queries(layout, cli):
+    daily = layout.root / "daily"
+    daily.mkdir()
+    (daily / "2026-11-01.md").write_text("# 2026-11-01\n\n- 讨论了向量数据库的选型。\n", encoding="utf-8")
+    (daily / "2026-11-02.md").write_text("# 2026-11-02\n\n- Lunch was beef noodles.\n", encoding="utf-8")
+    assert cli("index", "--embedder", "minilm-l6-int8").returncode == 0
+    chinese = json.loads(cli("search", "向量数据库", "--json").stdout)
+    assert chinese["source"] == "bm25" and "does not cover CJK" in chinese["reason"]
+    assert chinese["hits"][0]["path"] == "daily/2026-11-01.md"
+    english = json.loads(cli("search", "what was for lunch", "--json").stdout)
+    assert english["source"] == "hybrid" and english["reason"] is None
+    assert cli("index", "--embedder", "use-m3").returncode == 0
+    multilingual = json.loads(cli("search", "向量数据库", "--json").stdout)
+    assert multilingual["source"] == "hybrid" and multilingual["hits"][0]["path"] == "daily/2026-11-01.md"

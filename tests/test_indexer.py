@@ -14,7 +14,7 @@ from indexer.index import Index, IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.reconcile import reconcile
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from indexer.tokenizer import Tokenizer, tokenize
+from indexer.tokenizer import Tokenizer, cjk_share, tokenize
 from indexer.vectors import StoreLocked
 from indexer.verify import disagreements
 from tests.conftest import MEMVAULT
@@ -192,6 +192,7 @@ def test_tokenizer_variants_cut_as_named():
     for bad in ("porter", "lcut+stem+stem", "search+stop+x", ""):
         with pytest.raises(UsageError):
             Tokenizer.named(bad)
+    assert cjk_share("向量数据库 cat") == 5 / 8 and cjk_share("vector db") == 0.0 and cjk_share("2026!") == 0.0
 
 
 def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):
