@@ -49,6 +49,11 @@ class Connection:
             self.sock.settimeout(timeout)
         try:
             self.sock.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused at the door ("busy") and closed before we wrote: the refusal is still there to read
+        except (OSError, TimeoutError):
+            return None
+        try:
             reply = self.reader.readline(MAX_REPLY_BYTES)
         except (OSError, TimeoutError):
             return None
