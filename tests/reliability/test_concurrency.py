@@ -22,6 +22,11 @@ from vault.notes import parse_note
 from vault.paths import Layout
 
 
+def _entry(writer: int, i: int) -> str:
+    """Odd calls remember a fact, even ones note; the last word is unique, so a search can find it."""
+    return f"{'fact' if i % 2 else 'note'} w{writer} n{i} k{writer}x{i}"
+
+
 def _writer(root: str, writer: int, each: int, via: str) -> None:
     """One writer process: `each` calls, alternating note and remember, through `via`."""
     layout = Layout(Path(root))
@@ -33,7 +38,7 @@ def _writer(root: str, writer: int, each: int, via: str) -> None:
     env = {**os.environ, "MEMVAULT_VAULT": root, **HASH_ENV}
     for i in range(each):
         remember = i % 2 == 1
-        text = f"{'fact' if remember else 'note'} w{writer} n{i}"
+        text = _entry(writer, i)
         if conn is not None:
             request = {"op": "remember", "text": text, "section": "并发"} if remember else {"op": "note", "text": text}
             reply = conn.call(request, timeout=300)
@@ -80,15 +85,16 @@ def _run(layout: Layout, writers: int, each: int) -> None:
         editor.join()
         settle(layout)
         assert ask(layout, {"op": "verify"}, timeout=300)["disagreements"] == []
-        probe = ask(layout, {"op": "search", "query": f"w{writers - 1} n{each - 2}", "mode": "bm25", "limit": 50})
-        assert any(f"note w{writers - 1} n{each - 2}" in h["snippet"] for h in probe["hits"])
+        for w, i in ((0, 0), (writers - 1, each - 2), (writers // 2, each - 1)):
+            probe = ask(layout, {"op": "search", "query": f"k{w}x{i}", "mode": "bm25", "limit": 1})
+            assert _entry(w, i) in probe["hits"][0]["snippet"], (w, i, probe)
     daily = layout.daily_note(dt.date.today()).read_text(encoding="utf-8")
     memory = layout.memory_md.read_text(encoding="utf-8")
     editor_text = editor_note.read_text(encoding="utf-8")
     for w in range(writers):
         for i in range(each):
-            target, word = (memory, "fact") if i % 2 else (daily, "note")
-            assert target.count(f"{word} w{w} n{i}\n") == 1, (word, w, i)
+            target = memory if i % 2 else daily
+            assert target.count(f"{_entry(w, i)}\n") == 1, (w, i)
     assert all(editor_text.count(f"- editor line {k}\n") == 1 for k in range(each))
     assert {s.title: s.items for s in list_sections(layout)}["并发"] == writers * (each // 2)
     for path in (layout.daily_note(dt.date.today()), layout.memory_md, editor_note):

@@ -232,7 +232,7 @@ def test_a_50_mb_note_is_skipped_with_a_reason(layout):
     assert run_cli(layout, "init", "--lang", "en").returncode == 0
     with open(layout.root / "huge.md", "wb") as fh:
         for i in range(50 * 1024):
-            fh.write((f"line {i} " * 120)[:1023].encode() + b"\n")
+            fh.write((f"line {i} " * 200)[:1023].encode() + b"\n")  # 1 KiB a line, 50 MiB in all
     (layout.root / "nine.md").write_bytes(b"".join(f"para {i} about pears\n\n".encode() for i in range(400_000)))
     (layout.root / SENTINEL[0]).write_text(SENTINEL[1])
     result = run_cli(layout, "index", timeout=600)
