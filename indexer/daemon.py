@@ -30,10 +30,13 @@ from vault.daily import append_daily
 from vault.errors import MemvaultError, UsageError
 from vault.memory_file import remember
 from vault.paths import Layout, parse_date
+from vault.scan import is_note_name
 
 RESCAN_S = 300.0
 MAX_REQUEST_BYTES = 1 << 20
 CLIENT_IDLE_S = 30.0
+PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
+MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
 log = logging.getLogger("memvault.daemon")
 Op = Callable[["Daemon", dict[str, Any]], dict[str, Any]]
 
@@ -47,8 +50,11 @@ class _Handler(socketserver.StreamRequestHandler):
         self.connection.settimeout(CLIENT_IDLE_S)  # a client that stops mid-line cannot pin a thread
         while True:
             try:
-                line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
+                line = self._read_line()
             except (TimeoutError, OSError):
+                return
+            if line is None:
+                self._reply({"ok": False, "error": f"incomplete request: no end of line within {PARTIAL_LINE_S:.0f}s"})
                 return
             if not line:
                 return
@@ -59,6 +65,20 @@ class _Handler(socketserver.StreamRequestHandler):
                 continue
             self._reply(self.server.daemon_ref.dispatch(line))
 
+    def _read_line(self) -> bytes | None:
+        """One request line, None if the client stalled inside it: the wait for its first byte is
+        the idle timeout, the wait for each later byte the shorter partial-line one."""
+        first = self.rfile.read(1)
+        if not first or first == b"\n":
+            return first
+        self.connection.settimeout(PARTIAL_LINE_S)
+        try:
+            return first + self.rfile.readline(MAX_REQUEST_BYTES)
+        except TimeoutError:
+            return None
+        finally:
+            self.connection.settimeout(CLIENT_IDLE_S)
+
     def _reply(self, reply: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
@@ -66,8 +86,32 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
+    """One thread per connection, at most `MAX_CLIENTS` at once: a flood of connections gets a
+    one-line "busy" refusal each instead of a thread and a buffer each, so memory stays bounded."""
+
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog: at the default 5, a burst of clients fails to connect at all
     daemon_ref: Daemon
+    slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            refusal = {"ok": False, "busy": True, "error": f"busy: {MAX_CLIENTS} connections already open; retry"}
+            with contextlib.suppress(OSError):
+                request.sendall(json.dumps(refusal).encode() + b"\n")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class Daemon:
@@ -115,6 +159,8 @@ class Daemon:
             return {"ok": True, **op(self, request)}
         except (ValueError, MemvaultError) as exc:
             return {"ok": False, "error": str(exc)}
+        except RecursionError:  # JSON nested thousands deep: the client's fault, not ours
+            return {"ok": False, "error": "request nested too deeply to be a request"}
         except Exception as exc:
             log.exception("request failed")
             self._error(f"{type(exc).__name__}: {exc}")
@@ -149,7 +195,7 @@ class Daemon:
         return {"status": status}
 
     def _op_reindex(self, request: dict[str, Any]) -> dict[str, Any]:
-        paths = request.get("paths")
+        paths = _note_paths(request.get("paths"))
         with self.lock:
             if request.get("rebuild"):
                 self.index.rebuild()
@@ -159,18 +205,17 @@ class Daemon:
         return {"stats": stats.as_dict()}
 
     def _op_note(self, request: dict[str, Any]) -> dict[str, Any]:
-        day = parse_date(request["date"]) if request.get("date") else None
-        path = append_daily(
-            self.layout, str(request.get("text", "")), day=day, section=request.get("section") or "conversation"
-        )
+        date = _field(request, "date")
+        day = parse_date(date) if date else None
+        text = _field(request, "text") or ""
+        path = append_daily(self.layout, text, day=day, section=_field(request, "section") or "conversation")
         rel = self.layout.relative(path)
         self.sync([rel])
         return {"path": rel}
 
     def _op_remember(self, request: dict[str, Any]) -> dict[str, Any]:
-        saved = remember(
-            self.layout, str(request.get("text", "")), section=request.get("section"), kind=request.get("type")
-        )
+        text = _field(request, "text") or ""
+        saved = remember(self.layout, text, section=_field(request, "section"), kind=_field(request, "type"))
         rel = self.layout.relative(saved.path)
         self.sync([rel])
         return {"path": rel, "section": saved.section, "created_section": saved.created_section}
@@ -197,6 +242,7 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(path, 0o600)
         server.daemon_ref = self
+        server.slots = threading.BoundedSemaphore(MAX_CLIENTS)
         return server
 
     def run(self) -> None:
@@ -247,8 +293,33 @@ class Daemon:
         if self.watcher is not None:
             self.watcher.stop()
         with self.lock:
-            self.index.close()
+            try:
+                self.index.close()
+            except Exception as exc:  # a store deleted under us cannot flush; the files below must still go
+                log.warning("closing the index failed: %s", exc)
         for path in (socket_path(self.layout), pid_path(self.layout)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         log.info("stopped")
+
+
+def _field(request: dict[str, Any], key: str) -> str | None:
+    """A request's optional string field; any other type is the client's error, said in one line."""
+    value = request.get(key)
+    if value is not None and not isinstance(value, str):
+        raise UsageError(f'"{key}" must be a string, not {type(value).__name__}')
+    return value
+
+
+def _note_paths(value: Any) -> list[str] | None:
+    """`reindex` paths: vault-relative note names only, so a request can neither index a file
+    outside the vault nor one memvault does not treat as a note (its own state, dot-folders)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise UsageError('"paths" must be a list of vault-relative note paths')
+    for rel in value:
+        parts = rel.split("/")
+        if rel.startswith("/") or ".." in parts or "" in parts or not is_note_name(rel):
+            raise UsageError(f"{rel!r}: not a vault-relative note path (*.md outside dot-folders)")
+    return value

@@ -8,9 +8,11 @@ tokenizer, a crash mid-write) before anyone reads from the index.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
+import sqlite3
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -112,6 +114,8 @@ class Index:
     def _settle_writer(self, recorded: str | None) -> None:
         if self.manifest.reset:
             self.manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
+            if not self.manifest.damaged and not self.config.qdrant_url and self._edge_path().exists():
+                _warn(f"{self.manifest.path}: missing while a vector store exists; rebuilding the index")
         if recorded is not None and recorded != self.embedder.name:
             _warn(f"embedder changed from {recorded} to {self.embedder.name}: rebuilding the index")
             self._drop_derived()
@@ -129,6 +133,9 @@ class Index:
         ):
             self.manifest.set_meta(key, value)
         if self.manifest.get_meta("dirty") == "1":
+            self.repair()
+        elif getattr(self.vectors, "created", False) and self.manifest.chunk_count():
+            _warn(f"{self.vectors.description}: the vector store was missing; re-adding every note to it")
             self.repair()
         if self.manifest.get_meta("chunker") != CHUNKER_VERSION:
             self.manifest.invalidate(self.manifest.files())  # re-chunk all; unchanged text stays cached
@@ -154,7 +161,7 @@ class Index:
             try:
                 if cfg.qdrant_url:
                     return ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim)
-                return EdgeStore(self._edge_path(), name, dim)
+                return EdgeStore(self._edge_path(), name, dim, create=self.writable)
             except StoreMismatch as exc:
                 if attempt or cfg.qdrant_url or not self.writable:
                     raise
@@ -172,10 +179,11 @@ class Index:
         """Forget every indexed file and remove the embedded vector store; notes are untouched."""
         vectors = getattr(self, "vectors", None)
         if vectors is not None:
-            vectors.close()
+            with contextlib.suppress(StoreError):  # a broken store is being thrown away anyway
+                vectors.close()
             del self.vectors
         if not self.config.qdrant_url:
-            shutil.rmtree(self._edge_path(), ignore_errors=True)
+            _remove_tree(self._edge_path())
         self.manifest.clear_index()
         self.manifest.set_meta("dirty", "0")
         self.rebuilt = True
@@ -187,6 +195,28 @@ class Index:
             self.vectors.delete(sorted(ids))
         self._drop_derived()
         self.vectors = self._open_vectors()
+        self.bm25 = BM25Index()
+        self.payloads = {}
+
+    def recover(self, reason: str) -> None:
+        """The manifest or the embedded store broke while open (deleted or garbled under us):
+        say so in one line, drop all derived data and reopen empty; notes are untouched, and
+        the caller's next reconcile rebuilds everything from them."""
+        _warn(f"{reason}: rebuilding the index from the notes")
+        try:
+            if self.manifest.replaced():
+                raise sqlite3.DatabaseError("replaced")
+            self._drop_derived()
+        except sqlite3.DatabaseError:
+            vectors = getattr(self, "vectors", None)
+            if vectors is not None:
+                with contextlib.suppress(StoreError):
+                    vectors.close()
+                del self.vectors
+            self.manifest.recreate()
+            _remove_tree(self._edge_path())
+        self._settle_writer(None)
+        self.manifest.set_meta("tokenizer", self.tokenizer.version)
         self.bm25 = BM25Index()
         self.payloads = {}
 
@@ -236,3 +266,22 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove derived data even when it was made unreadable (`chmod 000`): it is ours, so make it
+    accessible first; if even that is refused, move it aside so a fresh store can take its place."""
+    shutil.rmtree(path, ignore_errors=True)
+    if not path.exists():
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+        for dirpath, dirnames, _ in os.walk(path):
+            for name in dirnames:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(dirpath, name), 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        aside = path.with_name(f"{path.name}.unreadable-{os.getpid()}")
+        os.replace(path, aside)
+        _warn(f"{path}: could not be removed; moved aside to {aside}")

@@ -79,16 +79,21 @@ class Manifest:
     def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
         self.reset = False
+        self.damaged = False  # it was unreadable and has been recreated (and said so)
+        self._ino: tuple[int, int] | None = None
         if not create and not path.exists():
             raise IndexUnavailable(f"{path.parent}: no index yet; run `memvault index`")
         try:
             self._open(create)
             if self.get_meta("schema") != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"schema {self.get_meta('schema')!r}, expected {SCHEMA_VERSION!r}")
+            if create and not self.reset:
+                self._check()
         except sqlite3.DatabaseError as exc:
             if not create:
                 raise IndexUnavailable(f"{path}: unreadable manifest ({exc}); run `memvault index`") from None
             print(f"memvault: {path}: unreadable manifest ({exc}); rebuilding the index", file=sys.stderr)
+            self.damaged = True
             self._recreate()
 
     def _open(self, create: bool = True) -> None:
@@ -101,6 +106,34 @@ class Manifest:
             self.db.executescript(_SCHEMA)
             self.set_meta("schema", SCHEMA_VERSION)
             self.reset = True
+        self._ino = self._inode()
+
+    def _check(self) -> None:
+        """A writer reads every page once at open: a garbled page in a table it would not touch
+        (chunk texts, the embedding cache) must be found now, not by the next search."""
+        found = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if found != "ok":
+            raise sqlite3.DatabaseError(f"integrity check failed: {' '.join(found.split())[:200]}")
+        bad = self.db.execute("SELECT COUNT(*) FROM chunks WHERE NOT json_valid(tokens) OR NOT json_valid(payload)")
+        count = bad.fetchone()[0]
+        if count:  # the token counts BM25 is rebuilt from, or the filter payloads
+            raise sqlite3.DatabaseError(f"{count} chunk rows hold unreadable JSON")
+
+    def _inode(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def replaced(self) -> bool:
+        """True when the file at `path` is no longer the one this connection writes to (it was
+        deleted or swapped under a long-running daemon, whose writes would then go nowhere)."""
+        return self._inode() != self._ino
+
+    def recreate(self) -> None:
+        """Start over with an empty manifest (it broke while open); `reset` says so."""
+        self._recreate()
 
     def _recreate(self) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
@@ -198,7 +231,10 @@ class Manifest:
         """(id, payload, token counts) for every chunk: what BM25 and filters need at start."""
         query = "SELECT id, payload, tokens FROM chunks" if with_tokens else "SELECT id, payload, NULL FROM chunks"
         for chunk_id, payload, tokens in self.db.execute(query):
-            yield chunk_id, json.loads(payload), json.loads(tokens) if tokens is not None else None
+            try:
+                yield chunk_id, json.loads(payload), json.loads(tokens) if tokens is not None else None
+            except ValueError:
+                raise sqlite3.DatabaseError(f"{self.path}: chunk {chunk_id} holds unreadable JSON") from None
 
     def iter_texts(self) -> Iterator[tuple[str, str]]:
         yield from self.db.execute("SELECT id, text FROM chunks")

@@ -9,6 +9,7 @@ crash between them is repaired when the index is next opened.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import sys
 import time
 from collections import Counter
@@ -21,6 +22,7 @@ import numpy as np
 from indexer.faults import crash_point
 from indexer.filters import iso_day
 from indexer.index import Index
+from indexer.vectors import StoreError, StoreLocked
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
 from vault.fileio import MAX_NOTE_BYTES, decode_note
@@ -96,6 +98,8 @@ class Reconciler:
     def run(self, paths: Iterable[str] | None = None) -> ReconcileStats:
         """Reconcile the whole vault, or only the given vault-relative paths (the watcher's case)."""
         started = time.perf_counter()
+        if self.manifest.replaced():  # deleted under a running daemon: writes would go to a file no one sees
+            raise sqlite3.DatabaseError(f"{self.manifest.path}: deleted or replaced while open")
         known = self.manifest.files()
         if paths is None:
             entries = list(scan_vault(self.index.layout))
@@ -228,5 +232,23 @@ class Reconciler:
         self.manifest.set_meta("dirty", "0")
 
 
-def reconcile(index: Index, paths: Iterable[str] | None = None, progress: bool = False) -> ReconcileStats:
-    return Reconciler(index, progress).run(paths)
+def reconcile(
+    index: Index, paths: Iterable[str] | None = None, progress: bool = False, problems: list[str] | None = None
+) -> ReconcileStats:
+    """One reconcile pass; `problems` collects the per-file warnings.
+
+    If the manifest or the embedded store breaks under it (deleted or garbled while open),
+    the derived data is dropped and the whole vault reconciled again from the notes, so a
+    daemon heals itself instead of failing every batch until it is restarted."""
+    reconciler = Reconciler(index, progress)
+    try:
+        stats = reconciler.run(paths)
+    except (sqlite3.DatabaseError, StoreError) as exc:
+        if isinstance(exc, StoreLocked) or index.config.qdrant_url or not index.writable:
+            raise
+        index.recover(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        reconciler = Reconciler(index, progress)
+        stats = reconciler.run()
+    if problems is not None:
+        problems.extend(reconciler.problems)
+    return stats

@@ -62,7 +62,9 @@ def _check_meta(found: dict[str, Any] | None, embedder: str, dim: int, where: st
 class EdgeStore:
     """Qdrant Edge shard in `<vault>/.memvault/vectors/`: exact search, WAL, payload indexes."""
 
-    def __init__(self, path: Path, embedder: str, dim: int) -> None:
+    def __init__(self, path: Path, embedder: str, dim: int, create: bool = True) -> None:
+        """`create=False` (readers): a missing store is an error, never an empty store made on the spot,
+        which would hide from the next writer that every point is gone."""
         import qdrant_edge as e
 
         self._e = e
@@ -74,10 +76,14 @@ class EdgeStore:
         except (OSError, ValueError) as exc:
             raise StoreError(f"{meta_file}: unreadable store metadata ({exc})") from None
         _check_meta(found, embedder, dim, str(path))
+        self.created = False  # True: a new, empty store; whatever the manifest says was indexed is not in it
         try:
             if found is not None and (path / "edge_config.json").exists():
                 self.shard = e.EdgeShard.load(str(path))
+            elif not create:
+                raise StoreError(f"{path}: no vector store; run `memvault index`")
             else:
+                self.created = True
                 if path.exists():
                     shutil.rmtree(path)  # half-created: nothing of value in it
                 path.mkdir(parents=True)
@@ -105,15 +111,23 @@ class EdgeStore:
         shard.update(e.UpdateOperation.create_field_index("date", e.PayloadSchemaType.Datetime))
         return shard
 
+    def _write(self, what: str, operation: Any) -> None:
+        """Every write goes through here: Edge raises bare Exception when its files were deleted or
+        damaged under it, and callers rebuild on `StoreError`."""
+        try:
+            self.shard.update(operation)
+        except Exception as exc:
+            raise StoreError(f"{self.path}: vector store {what} failed ({str(exc).splitlines()[0]})") from None
+
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
         points = [self._e.Point(i, v.tolist(), p) for i, v, p in zip(ids, vectors, payloads, strict=True)]
         for start in range(0, len(points), 512):
-            self.shard.update(self._e.UpdateOperation.upsert_points(points[start : start + 512]))
+            self._write("upsert", self._e.UpdateOperation.upsert_points(points[start : start + 512]))
 
     def delete(self, ids: Sequence[str]) -> None:
         ids = list(ids)
         for start in range(0, len(ids), 1024):
-            self.shard.update(self._e.UpdateOperation.delete_points(ids[start : start + 1024]))
+            self._write("delete", self._e.UpdateOperation.delete_points(ids[start : start + 1024]))
 
     def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         e = self._e
@@ -142,11 +156,14 @@ class EdgeStore:
                 return out
 
     def flush(self) -> None:
-        self.shard.flush()
+        try:
+            self.shard.flush()
+        except Exception as exc:
+            raise StoreError(f"{self.path}: vector store flush failed ({str(exc).splitlines()[0]})") from None
 
     def close(self) -> None:
         try:
-            self.shard.flush()
+            self.flush()
         finally:
             self.shard.close()
 
@@ -163,7 +180,8 @@ class ClientStore:
         self.description = description
         # local mode is always exact and warns about search params; a server needs to be told
         self._params = m.SearchParams(exact=True) if description.startswith("qdrant:http") else None
-        if client.collection_exists(collection):
+        self.created = not client.collection_exists(collection)
+        if not self.created:
             config = client.get_collection(collection).config
             _check_meta(config.metadata or {"embedder": None, "dim": None}, embedder, dim, description)
         else:

@@ -33,7 +33,10 @@ def options_from(item: dict[str, Any]) -> SearchOptions:
     unknown = set(item) - set(_KEYS) - {"id", "query", "op"}
     if unknown:
         raise UsageError(f"unknown key {sorted(unknown)[0]!r}")
-    return build_options(**{_KEYS[k]: v for k, v in item.items() if k in _KEYS and v is not None})
+    try:
+        return build_options(**{_KEYS[k]: v for k, v in item.items() if k in _KEYS and v is not None})
+    except (TypeError, OverflowError) as exc:  # a list for a limit, an infinite number: the caller's mistake
+        raise UsageError(f"bad search option: {exc}") from None
 
 
 def local_answer(searcher: Searcher) -> Answer:

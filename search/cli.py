@@ -115,7 +115,7 @@ def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
 
 def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
     from indexer.index import Index, IndexConfig
-    from indexer.reconcile import Reconciler, ReconcileStats
+    from indexer.reconcile import ReconcileStats, reconcile
     from search.client import request
 
     reply = request(layout, {"op": "ping"})
@@ -132,9 +132,9 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
         with Index(layout, config, load_bm25=False) as index:  # indexing never searches
             if args.rebuild:
                 index.rebuild()
-            reconciler = Reconciler(index, progress=not args.json)
-            stats = reconciler.run()
-        for problem in reconciler.problems:
+            problems: list[str] = []
+            stats = reconcile(index, progress=not args.json, problems=problems)
+        for problem in problems:
             print(f"memvault: warning: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(stats.as_dict()))

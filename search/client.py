@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,11 +27,20 @@ class Connection:
     def __init__(self, layout: Layout, timeout: float = 2.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(str(socket_path(layout)))
-        except OSError:
-            self.sock.close()
-            raise
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock.connect(str(socket_path(layout)))
+                break
+            except BlockingIOError:  # a Unix socket's backlog is full: unlike TCP it does not wait, so we do
+                if time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    continue
+                self.sock.close()
+                raise
+            except OSError:
+                self.sock.close()
+                raise
         self.reader = self.sock.makefile("rb")
 
     def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
@@ -39,6 +49,11 @@ class Connection:
             self.sock.settimeout(timeout)
         try:
             self.sock.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused at the door ("busy") and closed before we wrote: the refusal is still there to read
+        except (OSError, TimeoutError):
+            return None
+        try:
             reply = self.reader.readline(MAX_REPLY_BYTES)
         except (OSError, TimeoutError):
             return None
@@ -47,6 +62,12 @@ class Connection:
     def close(self) -> None:
         self.reader.close()
         self.sock.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[str, Any] | None:
@@ -58,9 +79,10 @@ def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[s
     except OSError:
         return None
     try:
-        return conn.call(request)
+        reply = conn.call(request)
     finally:
         conn.close()
+    return None if reply is not None and reply.get("busy") else reply  # a refusal at the door: as if none answered
 
 
 def request(layout: Layout, body: dict[str, Any], timeout: float = SEARCH_TIMEOUT_S) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ and the daemon load the model and BM25 once for many queries.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from vault.paths import Layout, parse_date
 
 DEPTH = 20
 QUERY_CACHE = 256
+MAX_LIMIT = 1_000_000  # past this a vector store's integer types overflow
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class SearchOptions:
             raise UsageError(f"{self.mode!r}: unknown mode; use one of {', '.join(MODES)}")
         if self.limit < 1 or self.per_doc < 0 or (self.depth is not None and self.depth < 1):
             raise UsageError("limit and depth must be positive, per-doc zero (no cap) or more")
+        if max(self.limit, self.depth or 0) > MAX_LIMIT:
+            raise UsageError(f"limit and depth are at most {MAX_LIMIT:,}")
+        if self.rrf_k < 0 or not all(math.isfinite(w) and w >= 0 for w in (self.w_vector, self.w_bm25)):
+            raise UsageError("rrf-k and the retriever weights must be zero or more")
 
 
 class Searcher:
@@ -77,6 +83,8 @@ class Searcher:
             return cls(layout, Index(layout, config, writable=False))
         except (StoreError, EmbedderError) as exc:
             return cls(layout, None, str(exc))
+        except sqlite3.DatabaseError as exc:  # a garbled page met while loading BM25
+            return cls(layout, None, f"{layout.state_dir / 'manifest.sqlite'}: unreadable manifest ({exc})")
 
     def close(self) -> None:
         if self.index is not None:
@@ -183,9 +191,11 @@ def build_options(
     bad = [k for k in kinds if k not in KINDS]
     if bad:
         raise UsageError(f"{bad[0]!r}: unknown kind; use one of {', '.join(KINDS)}")
-    prefix = path.strip().lstrip("./") if path else None
-    if prefix and (".." in prefix.split("/") or prefix.startswith("/")):
+    prefix = path.strip() if path else ""
+    if prefix.startswith("/") or ".." in prefix.split("/"):  # judged before any `./` is dropped
         raise UsageError(f"{path!r}: a path filter is a vault-relative prefix")
+    while prefix.startswith("./"):
+        prefix = prefix[2:]
     flt = FilterSpec(
         path_prefix=prefix or None,
         kinds=kinds,

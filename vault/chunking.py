@@ -78,16 +78,23 @@ def _paragraphs(lines: list[str], start: int, end: int) -> Iterator[tuple[int, i
 
 
 def _split_line(i: int, line: str, limit: int) -> Iterator[_Piece]:
-    """Split one over-long line at sentence ends, then by length, keeping its line number."""
+    """Split one over-long line at sentence ends, then by length, keeping its line number.
+
+    A sentence over the limit is cut through a bounded window that moves along it, so a
+    multi-megabyte line with no sentence end costs linear time, not quadratic."""
     buf = ""
     for sentence in _SENTENCE_END.split(line):
-        while estimate_tokens(sentence) > limit:
-            cut = _cut_point(sentence, limit)
+        start = 0
+        view = _window(sentence, start, limit)
+        while estimate_tokens(view) > limit:
+            cut = _cut_point(view, limit)
             if buf:
                 yield _Piece(i, i, buf, estimate_tokens(buf))
                 buf = ""
-            yield _Piece(i, i, sentence[:cut], estimate_tokens(sentence[:cut]))
-            sentence = sentence[cut:]
+            yield _Piece(i, i, view[:cut], estimate_tokens(view[:cut]))
+            start += cut
+            view = _window(sentence, start, limit)
+        sentence = view  # within the limit, so the window reached the sentence's end
         candidate = f"{buf} {sentence}".strip() if not _CJK.search(sentence[:1]) else buf + sentence
         if buf and estimate_tokens(candidate) > limit:
             yield _Piece(i, i, buf, estimate_tokens(buf))
@@ -96,6 +103,19 @@ def _split_line(i: int, line: str, limit: int) -> Iterator[_Piece]:
             buf = candidate
     if buf.strip():
         yield _Piece(i, i, buf, estimate_tokens(buf))
+
+
+def _window(text: str, start: int, limit: int) -> str:
+    """`text[start:]`, or the shortest prefix of it (growing 4x from 16 x limit characters) already
+    over `limit` tokens. The estimate never falls as a prefix grows, so a cut found in the window
+    is the cut the whole text would give."""
+    width = 16 * limit
+    while start + width < len(text):
+        view = text[start : start + width]
+        if estimate_tokens(view) > limit:
+            return view
+        width *= 4
+    return text[start:]
 
 
 def _cut_point(text: str, limit: int) -> int:

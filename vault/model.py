@@ -6,6 +6,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+MAX_TAGS = 100
+MAX_TAG_CHARS = 200
+
 
 @dataclass(frozen=True)
 class Note:
@@ -27,9 +30,12 @@ class Note:
 
     @property
     def tags(self) -> tuple[str, ...]:
+        """Scalar tags only, at most `MAX_TAGS` of `MAX_TAG_CHARS` each: YAML aliases can make a
+        400-byte frontmatter a list of millions of nested items, which must not reach the index."""
         raw = self.frontmatter.get("tags") or ()
         items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else ()
-        return tuple(str(t).strip().lstrip("#") for t in items if str(t).strip())
+        scalars = (str(t).strip().lstrip("#") for t in items[:MAX_TAGS] if isinstance(t, str | int | float))
+        return tuple(t for t in scalars if t and len(t) <= MAX_TAG_CHARS)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ STATE_DIR = ".memvault"
 TRASH_DIR = ".trash"
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "daily"
+NOTE_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,16 @@ def parse_date(text: str) -> dt.date:
 
 
 def note_path(layout: Layout, ref: str) -> Path:
-    """`memory`, a date (`today`, `YYYY-MM-DD`) or a vault-relative path, as `show` accepts."""
+    """`memory`, a date (`today`, `YYYY-MM-DD`) or a vault-relative path, as `show` and `rewrite` accept.
+
+    A path must name a note (`*.md` outside dot-folders): `rewrite` replaces whole files, and must
+    never be pointed at the index, the lock files or the trash in `.memvault/` and `.trash/`."""
     if ref.lower() in ("memory", MEMORY_FILE.lower()):
         return layout.memory_md
     if ref.lower() in ("today", "yesterday") or (len(ref) == 10 and ref[4:5] == "-" and ref[:4].isdigit()):
         return inside(layout, layout.relative(layout.daily_note(parse_date(ref))))
-    return inside(layout, ref)
+    resolved = inside(layout, ref)
+    parts = [*Path(ref).parts, *Path(layout.relative(resolved)).parts]
+    if not ref.lower().endswith(NOTE_SUFFIXES) or any(p.startswith(".") for p in parts):
+        raise PathError(f"{ref}: not a note (a note is a *.md file outside dot-folders such as {STATE_DIR}/)")
+    return resolved

@@ -12,9 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.paths import Layout
-
-NOTE_SUFFIXES = (".md", ".markdown")
+from vault.paths import NOTE_SUFFIXES, Layout
 
 
 @dataclass(frozen=True)
@@ -128,6 +126,8 @@ def stat_entry(layout: Layout, rel: str) -> FileEntry | None:
         return FileEntry(rel, path, 0, 0, f"{rel}: broken symlink")
     except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on some Pythons
         return FileEntry(rel, path, 0, 0, f"{rel}: cannot stat ({getattr(exc, 'strerror', None) or exc})")
+    if path.is_dir():  # a folder named like a note (or a link to one): the walk sees a folder, so must this
+        return None
     if not path.is_file():
         return FileEntry(rel, path, 0, 0, f"{rel}: not a regular file")
     return FileEntry(rel, real, st.st_size, st.st_mtime_ns)

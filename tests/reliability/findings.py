@@ -1,0 +1,118 @@
+"""The failures this suite found in memvault and that were fixed, each with the test that failed before
+its fix (checked by running the suite against the code before the fixes). The report counts them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Finding:
+    category: str
+    where: str
+    symptom: str
+    test: str
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        "corrupt", "indexer/index.py, indexer/vectors.py",
+        "vector store deleted: the next open made an empty store and kept the manifest, so vector search "
+        "silently found nothing for ever (a search even created the empty store)",
+        "test_corrupt.py::test_damaged_offline_is_detected_reported_and_rebuilt[vector store deleted]",
+    ),
+    Finding(
+        "corrupt", "indexer/manifest.py, search/engine.py",
+        "manifest pages garbled: `index` reported nothing and changed nothing; `search` died with an internal "
+        "error instead of falling back",
+        "test_corrupt.py::test_damaged_offline_is_detected_reported_and_rebuilt[manifest pages garbled]",
+    ),
+    Finding(
+        "corrupt", "indexer/manifest.py",
+        "BM25 token counts garbled in the manifest: `search` and the daemon's start died with JSONDecodeError",
+        "test_corrupt.py::test_damaged_offline_is_detected_reported_and_rebuilt[BM25 token counts garbled]",
+    ),
+    Finding(
+        "corrupt", "indexer/index.py",
+        "manifest deleted: silently rebuilt, with no line saying why everything was re-read",
+        "test_corrupt.py::test_damaged_offline_is_detected_reported_and_rebuilt[manifest deleted]",
+    ),
+    Finding(
+        "corrupt", "indexer/reconcile.py, indexer/index.py, indexer/daemon.py",
+        "store or manifest deleted while the daemon runs: every later write failed with an internal error (or "
+        "went to the unlinked file) until a restart, and `daemon stop` left stale files",
+        "test_corrupt.py::test_damaged_while_the_daemon_runs[vector store deleted], [manifest deleted]",
+    ),
+    Finding(
+        "corrupt", "indexer/index.py",
+        "vector store made unreadable: `index` failed with exit 7 every time instead of rebuilding it",
+        "test_corrupt.py::test_unreadable_derived_data_is_rebuilt[vectors]",
+    ),
+    Finding(
+        "hostile", "vault/chunking.py",
+        "a long line with no sentence end was chunked in quadratic time: 1 MB took 31 s, a 10 MB note "
+        "(inside the size limit) about an hour, holding the daemon's lock",
+        "test_hostile.py::test_huge_line_is_chunked_in_linear_time",
+    ),
+    Finding(
+        "hostile", "vault/model.py",
+        "YAML aliases in frontmatter `tags` (a 600-byte 'billion laughs' note) grew the index to 681 MB",
+        "test_hostile.py::test_alias_bomb_frontmatter_keeps_tags_small, test_hand_made_hostile_notes_through_the_cli",
+    ),
+    Finding(
+        "hostile", "vault/scan.py",
+        "a folder (or link to one) named `*.md` was a failed note when the watcher saw it and no note when the "
+        "scan did: the daemon's index and the files disagreed",
+        "test_hostile.py::test_hostile_notes_arriving_while_the_daemon_runs",
+    ),
+    Finding(
+        "hostile", "vault/paths.py",
+        "`rewrite` replaced any file in the vault: `.memvault/index.lock`, `.trash/…`, `notes.txt`",
+        "test_hostile.py::test_path_traversal_in_every_argument",
+    ),
+    Finding(
+        "hostile", "search/engine.py",
+        "`search --path ../` and `--path /etc` were silently turned into no filter / another filter "
+        "(the `..` check ran after stripping dots and slashes)",
+        "test_hostile.py::test_path_traversal_in_every_argument",
+    ),
+    Finding(
+        "hostile", "indexer/daemon.py",
+        "socket `reindex` took any path: it indexed `.memvault/daemon.log` into search, and a string was "
+        "iterated letter by letter (recording `.` as a failed note)",
+        "test_hostile.py::test_path_traversal_in_every_argument",
+    ),
+    Finding(
+        "socket", "indexer/daemon.py",
+        "fields of the wrong type (`date: 5`, `section: [..]`, `paths: [1]`) gave internal errors with "
+        "tracebacks in the log",
+        "test_socket.py::test_malformed_requests_are_refused_one_by_one",
+    ),
+    Finding(
+        "socket", "indexer/daemon.py",
+        "JSON nested 100,000 deep: RecursionError as an internal error with a traceback",
+        "test_socket.py::test_malformed_requests_are_refused_one_by_one",
+    ),
+    Finding(
+        "socket", "search/engine.py, search/batch.py",
+        "`rrf_k: -1` (ZeroDivisionError), `limit: 1e400` and `limit: 10**29` (OverflowError) were internal "
+        "errors, also on the CLI",
+        "test_socket.py::test_malformed_requests_are_refused_one_by_one",
+    ),
+    Finding(
+        "socket", "indexer/daemon.py",
+        "no bound on connections: 1,000 stalled clients took 1,000 threads and +218 MB, never given back",
+        "test_socket.py::test_flood_quick",
+    ),
+    Finding(
+        "socket", "indexer/daemon.py, search/client.py",
+        "listen backlog of 5, and a client that gave up at once on a full backlog: in a burst, CLI calls "
+        "decided no daemon was running and fell back",
+        "test_socket.py::test_flood_quick",
+    ),
+    Finding(
+        "socket", "indexer/daemon.py",
+        "a client that sent half a line and stopped was dropped after 30 s without any error reply",
+        "test_socket.py::test_slow_client_is_cut_off_with_an_error_and_others_are_served",
+    ),
+)  # fmt: skip
