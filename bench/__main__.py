@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
 import platform
@@ -28,33 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
-    if args.what == "speed":
-        from bench.speed import main as speed_main
-        from bench.speed import table as speed_table
+    if args.what == "quality":
+        if rest:
+            parser.error(f"unrecognised arguments: {' '.join(rest)}")
+        from bench import quality as module
 
-        report = speed_main(rest)
-        report["machine"] = machine
-        (RESULTS / f"speed-{stamp}.json").write_text(json.dumps(report, indent=2))
-        print(speed_table(report))
-        return 0
-    if args.what == "matrix":
-        from bench.matrix import main as matrix_main
-        from bench.matrix import table as matrix_table
-
-        report = matrix_main(rest)
-        report["machine"] = machine
-        (RESULTS / f"matrix-{stamp}.json").write_text(json.dumps(report, indent=2))
-        print(matrix_table(report))
-        return 0
-    if rest:
-        parser.error(f"unrecognised arguments: {' '.join(rest)}")
-    from bench.quality import main as quality_main
-    from bench.quality import table
-
-    report = quality_main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
+        report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
+    else:  # speed and matrix parse their own flags
+        module = importlib.import_module(f"bench.{args.what}")
+        report = module.main(rest)
     report["machine"] = machine
-    (RESULTS / f"quality-{stamp}.json").write_text(json.dumps(report, indent=2))
-    print(table(report))
+    (RESULTS / f"{args.what}-{stamp}.json").write_text(json.dumps(report, indent=2))
+    print(module.table(report))
     return 0
 
 

