@@ -44,8 +44,7 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     tokenizers = [t for t in args.tokenizers.split(",") if t]
     weights = [tuple(float(x) for x in pair.split(":")) for pair in args.weights.split(",") if pair]
     tok_flags = ["--tokenizer", args.hybrid_tokenizer or DEFAULT_TOKENIZER.name]  # variants are sticky: reset
-    per_label: dict[str, list] = defaultdict(list)
-    labels: list[str] = []
+    per_label: dict[str, list] = defaultdict(list)  # insertion order is the table's row order
     speed: dict[str, dict[str, float]] = defaultdict(lambda: {"chunks_embedded": 0, "index_s": 0.0, "search_s": 0.0})
     vault = tmp / "vault"
     for unit in SETS[name](args.quick):
@@ -70,13 +69,10 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             cost["chunks_embedded"] += summary["chunks_embedded"]
             cost["index_s"] += index_s
             cost["search_s"] += search_s
-        for label in per_label:
-            if label not in labels:
-                labels.append(label)
     for cost in speed.values():
         if cost["index_s"]:
             cost["chunks_per_s"] = round(cost["chunks_embedded"] / cost["index_s"], 2)
-    return {"metrics": summarise(name, labels, per_label), "speed": dict(speed)}
+    return {"metrics": summarise(name, list(per_label), per_label), "speed": dict(speed)}
 
 
 def main(argv: list[str]) -> dict[str, Any]:
@@ -99,8 +95,8 @@ def table(report: dict[str, Any]) -> str:
             for group, m in groups:
                 if m.get("n"):
                     lines.append(
-                        f"| {name} {group} | {label} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} "
-                        f"| {m['recall@100']:.3f} | {m['n']} |".replace(f"{name}  |", f"{name} |")
+                        f"| {f'{name} {group}'.strip()} | {label} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} "
+                        f"| {m['recall@100']:.3f} | {m['n']} |"
                     )
         for what, cost in data["speed"].items():
             if cost.get("index_s"):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedder import EmbedderError
+from indexer.embedder import EmbedderError, in_length_order
 
 _BATCH = 32
 
@@ -31,13 +31,14 @@ def default_threads() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _length_sorted(texts: Sequence[str], dim: int, encode: Callable[[list[str]], Any]) -> np.ndarray:
-    """Embed in length order (batches pad to their longest text) and return rows in input order."""
-    out = np.empty((len(texts), dim), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    for start in range(0, len(order), _BATCH):
-        idx = order[start : start + _BATCH]
-        out[idx] = np.asarray(encode([texts[i] for i in idx]), dtype=np.float32)
+def _embed(texts: Sequence[str], dim: int, encode: Callable[[list[str]], Any]) -> np.ndarray:
+    """Length-ordered batches of `_BATCH` (the packages take any list, so we batch), rows L2-normalised."""
+
+    def batched(ordered: list[str]) -> np.ndarray:
+        parts = [np.asarray(encode(ordered[i : i + _BATCH]), dtype=np.float32) for i in range(0, len(ordered), _BATCH)]
+        return np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+
+    out = in_length_order(texts, dim, batched)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
     return out
@@ -75,10 +76,10 @@ class _PackagedModel:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _length_sorted(texts, self.dim, self._load()[0])
+        return _embed(texts, self.dim, self._load()[0])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return _length_sorted([text], self.dim, self._load()[1])[0]
+        return _embed([text], self.dim, self._load()[1])[0]
 
 
 class UseEmbedder(_PackagedModel):
