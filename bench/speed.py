@@ -142,7 +142,7 @@ def _manifest_sha(vault: Path, rel: str) -> str | None:
 
 
 def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
-    from search.client import Connection
+    from memvault.daemon.client import Connection
 
     run(["--vault", str(vault), "daemon", "start"])
     pid = int((vault / ".memvault" / "daemon.pid").read_text())

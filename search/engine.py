@@ -6,54 +6,25 @@ and the daemon load the model and BM25 once for many queries.
 
 from __future__ import annotations
 
-import datetime as dt
-import math
 import sqlite3
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from indexer.embedder import EmbedderError
-from indexer.filters import KINDS, FilterSpec
 from indexer.index import Index, IndexConfig
 from indexer.tokenizer import cjk_share, tokenize
 from indexer.vectors import StoreError
 from search.fallback import substring_search
-from search.fusion import RRF_K, WEIGHTS, cap_per_doc, rrf
-from search.hits import MODES, Hit, SearchResult
+from search.fusion import cap_per_doc, rrf
+from search.hits import Hit, SearchResult
+from search.options import SearchOptions
 from search.snippet import make_snippet, match_terms
 from vault.errors import UsageError
-from vault.paths import Layout, parse_date
+from vault.paths import Layout
 
 DEPTH = 20
 QUERY_CACHE = 256
-MAX_LIMIT = 1_000_000  # past this a vector store's integer types overflow
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """Everything a query can set; the defaults are DESIGN.md's."""
-
-    mode: str = "hybrid"
-    limit: int = 10
-    depth: int | None = None  # each retriever's candidates; default max(20, limit)
-    per_doc: int = 3
-    threshold: float | None = None
-    rrf_k: int = RRF_K
-    w_vector: float = WEIGHTS["vector"]
-    w_bm25: float = WEIGHTS["bm25"]
-    filters: FilterSpec = field(default_factory=FilterSpec)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise UsageError(f"{self.mode!r}: unknown mode; use one of {', '.join(MODES)}")
-        if self.limit < 1 or self.per_doc < 0 or (self.depth is not None and self.depth < 1):
-            raise UsageError("limit and depth must be positive, per-doc zero (no cap) or more")
-        if max(self.limit, self.depth or 0) > MAX_LIMIT:
-            raise UsageError(f"limit and depth are at most {MAX_LIMIT:,}")
-        if self.rrf_k < 0 or not all(math.isfinite(w) and w >= 0 for w in (self.w_vector, self.w_bm25)):
-            raise UsageError("rrf-k and the retriever weights must be zero or more")
 
 
 class Searcher:
@@ -168,48 +139,3 @@ class Searcher:
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
             )
         return SearchResult(query, source, reason, hits, terms)
-
-
-def build_options(
-    mode: str = "hybrid",
-    limit: int = 10,
-    per_doc: int = 3,
-    threshold: float | None = None,
-    depth: int | None = None,
-    rrf_k: int = RRF_K,
-    w_vector: float = WEIGHTS["vector"],
-    w_bm25: float = WEIGHTS["bm25"],
-    date_from: str | dt.date | None = None,
-    date_to: str | dt.date | None = None,
-    kind: str | list[str] | tuple[str, ...] | None = None,
-    section: str | None = None,
-    tag: str | None = None,
-    path: str | None = None,
-) -> SearchOptions:
-    """One place that turns CLI flags, batch-line keys and API keywords into `SearchOptions`."""
-    kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
-    bad = [k for k in kinds if k not in KINDS]
-    if bad:
-        raise UsageError(f"{bad[0]!r}: unknown kind; use one of {', '.join(KINDS)}")
-    prefix = path.strip() if path else ""
-    if prefix.startswith("/") or ".." in prefix.split("/"):  # judged before any `./` is dropped
-        raise UsageError(f"{path!r}: a path filter is a vault-relative prefix")
-    while prefix.startswith("./"):
-        prefix = prefix[2:]
-    flt = FilterSpec(
-        path_prefix=prefix or None,
-        kinds=kinds,
-        date_from=_date(date_from),
-        date_to=_date(date_to),
-        section=section or None,
-        tag=tag.lstrip("#") if tag else None,
-    )
-    return SearchOptions(
-        mode, int(limit), depth, int(per_doc), threshold, int(rrf_k), float(w_vector), float(w_bm25), flt
-    )
-
-
-def _date(value: str | dt.date | None) -> dt.date | None:
-    if value is None or isinstance(value, dt.date):
-        return value
-    return parse_date(str(value))

@@ -48,11 +48,21 @@ class SearchResult:
     source: str
     reason: str | None
     hits: list[Hit]
-    terms: tuple[str, ...] = ()  # the query's tokens, for highlighting
+    terms: tuple[str, ...] = ()  # the query's words, for highlighting
+
+    def to_json(self) -> dict[str, Any]:
+        """The public shape (`RESULT_SCHEMA`): what `search --json` prints and the daemon replies."""
+        return {
+            "query": self.query,
+            "source": self.source,
+            "reason": self.reason,
+            "hits": [h.to_json() for h in self.hits],
+            "terms": list(self.terms),
+        }
 
     @classmethod
-    def from_reply(cls, reply: dict[str, Any]) -> SearchResult:
-        """Rebuild a result from the daemon's JSON reply (hits carry no chunk text over the socket)."""
+    def from_json(cls, reply: dict[str, Any]) -> SearchResult:
+        """Rebuild a result from its public shape (hits carry their snippet, not the whole chunk text)."""
         hits = [
             Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
                 h["ranks"], h["scores"])
@@ -85,5 +95,7 @@ RESULT_SCHEMA: dict[str, Any] = {
         "source": {"type": "string", "enum": list(MODES)},
         "reason": {"type": ["string", "null"]},
         "hits": {"type": "array", "items": HIT_SCHEMA},
+        # the query's words as snippets match them, so a client can highlight without a tokenizer
+        "terms": {"type": "array", "items": {"type": "string"}},
     },
 }

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.daemon import pid_path, socket_path
+from memvault.daemon.files import pid_path, socket_path
 
 
 def _search(cli, query, *args):
@@ -158,7 +158,7 @@ def test_install_service_writes_but_never_enables(layout, cli, tmp_path):
 
 def _indexed_within(layout, seconds: float) -> float:
     """Seconds until the daemon has indexed every change on disk (status shows nothing pending)."""
-    from search.client import ask
+    from memvault.daemon.client import ask
 
     started = time.monotonic()
     while time.monotonic() - started < seconds:
@@ -209,7 +209,7 @@ def test_every_kind_of_edit_is_indexed_within_debounce_plus_2s(default_daemon, c
 
 
 def test_a_thousand_file_burst_agrees_exactly_in_few_batches(default_daemon, cli):
-    from search.client import ask
+    from memvault.daemon.client import ask
 
     burst = default_daemon.root / "burst"
     burst.mkdir()
@@ -223,7 +223,7 @@ def test_a_thousand_file_burst_agrees_exactly_in_few_batches(default_daemon, cli
 
 
 def test_sigkill_mid_batch_then_start_is_consistent(layout, cli):
-    from search.client import ask
+    from memvault.daemon.client import ask
 
     assert cli("init", "--lang", "en").returncode == 0
     assert cli("daemon", "start", env={"MEMVAULT_CRASH_AT": "after-upsert:2"}).returncode == 0
@@ -256,7 +256,7 @@ def test_concurrent_searches_during_a_reindex_all_answer(daemon, cli):
 
 
 def test_write_then_search_through_the_socket_50_times(daemon):
-    from search.client import Connection
+    from memvault.daemon.client import Connection
 
     conn = Connection(daemon, timeout=60)
     try:
@@ -272,7 +272,7 @@ def test_write_then_search_through_the_socket_50_times(daemon):
 def test_pid_file_mode_and_light_client(daemon):
     assert stat.S_IMODE(os.stat(pid_path(daemon)).st_mode) == 0o600
     probe = (
-        "import sys\nfrom search.cli import main\n"
+        "import sys\nfrom memvault.cli import main\n"
         f"rc = main(['--vault', {str(daemon.root)!r}, 'search', '--json', 'anything'])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'fastembed', 'onnxruntime', 'qdrant_edge', 'qdrant_client', 'jieba', 'numpy', 'tokenizers'})\n"
@@ -287,7 +287,7 @@ def test_pid_file_mode_and_light_client(daemon):
 
 
 def test_python_api_goes_through_the_daemon(daemon):
-    from search.api import Vault
+    from memvault import Vault
 
     with Vault(daemon.root) as v:
         path = v.note("API note about the sailing club")

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from indexer.index import Index
-from search.api import Vault
+from memvault import Vault
 from search.hits import RESULT_SCHEMA
 
 NOTES = {
@@ -180,7 +180,8 @@ def test_python_api(layout):
 def test_index_breaking_after_open_falls_back_to_substring(indexed):
     import sqlite3
 
-    from search.engine import Searcher, build_options
+    from search.engine import Searcher
+    from search.options import build_options
 
     with Searcher.open(indexed) as searcher:
         assert searcher.search("爬山", build_options(mode="bm25")).source == "bm25"

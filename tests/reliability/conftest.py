@@ -127,13 +127,13 @@ def pid_gone(pid: int) -> bool:
 
 
 def daemon_pid(layout: Layout) -> int:
-    from indexer.daemon_files import pid_path
+    from memvault.daemon.files import pid_path
 
     return int(pid_path(layout).read_text())
 
 
 def ask(layout: Layout, request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any] | None:
-    from search.client import ask as client_ask
+    from memvault.daemon.client import ask as client_ask
 
     return client_ask(layout, request, timeout=timeout)
 

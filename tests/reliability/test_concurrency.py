@@ -32,7 +32,7 @@ def _writer(root: str, writer: int, each: int, via: str) -> None:
     layout = Layout(Path(root))
     conn = None
     if via == "socket":
-        from search.client import Connection
+        from memvault.daemon.client import Connection
 
         conn = Connection(layout, timeout=300)
     env = {**os.environ, "MEMVAULT_VAULT": root, **HASH_ENV}

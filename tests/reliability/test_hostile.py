@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from indexer.index import Index, IndexConfig
 from indexer.reconcile import Reconciler, reconcile
 from indexer.verify import disagreements as index_disagreements
-from search.engine import Searcher, build_options
+from search.engine import Searcher
+from search.options import build_options
 from tests.reliability.conftest import (
     ask,
     disagreements,

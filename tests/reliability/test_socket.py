@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from indexer.daemon import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
-from indexer.daemon_files import socket_path
-from search.client import Connection
+from memvault.daemon.client import Connection
+from memvault.daemon.files import socket_path
+from memvault.daemon.server import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
 from tests.reliability.conftest import ask, run_cli, running_daemon, tally, wait_for
 from vault.paths import Layout
 

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, TextIO
+from typing import TextIO
 
 from search.hits import SearchResult
 from search.snippet import highlight
 
 
-def result_json(result: SearchResult, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = dict(extra or {})
-    out.update(query=result.query, source=result.source, reason=result.reason, hits=[h.to_json() for h in result.hits])
-    return out
-
-
-def print_json(result: SearchResult, out: TextIO, extra: dict[str, Any] | None = None) -> None:
-    out.write(json.dumps(result_json(result, extra), ensure_ascii=False) + "\n")
+def print_json(result: SearchResult, out: TextIO) -> None:
+    out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
 
 
 def use_colour(stream: TextIO) -> bool:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO
 
+from memvault import verbs
+from memvault.api import Vault
 from search.fusion import WEIGHTS
 from vault.errors import MemvaultError, UsageError
-from vault.paths import Layout, parse_date, resolve_vault
 
-Handler = Callable[[argparse.Namespace, Layout], int]
+Handler = Callable[[argparse.Namespace, Vault], int]
 INTERNAL_ERROR = 70
 
 
@@ -25,67 +28,45 @@ def _read_text_arg(text: str | None) -> str:
     return text
 
 
-def cmd_init(args: argparse.Namespace, layout: Layout) -> int:
-    from vault.memory_file import init_vault
-
-    created = init_vault(layout, args.lang)
+def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
+    created = vault.init(args.lang)
     for path in created:
         print(f"created {path}")
     if not created:
-        print(f"vault already initialised at {layout.root}")
+        print(f"vault already initialised at {vault.root}")
     return 0
 
 
-def cmd_note(args: argparse.Namespace, layout: Layout) -> int:
-    from search.client import request
-    from vault.daily import append_daily
-
-    text = _read_text_arg(args.text)
-    day = parse_date(args.date) if args.date else None  # validated here, before any daemon sees it
-    reply = request(layout, {"op": "note", "text": text, "date": args.date, "section": args.section})
-    rel = reply["path"] if reply else layout.relative(append_daily(layout, text, day=day, section=args.section))
-    print(f"noted in {rel}" + (" (indexed by the daemon)" if reply else ""))
+def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
+    reply = vault.run(verbs.Note(_read_text_arg(args.text), args.date, args.section))
+    print(f"noted in {reply.path}" + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
 
 
-def cmd_remember(args: argparse.Namespace, layout: Layout) -> int:
-    from search.client import request
-    from vault.memory_file import remember
-
-    text = _read_text_arg(args.text)
-    reply = request(layout, {"op": "remember", "text": text, "section": args.section, "type": args.type})
-    if reply is None:
-        saved = remember(layout, text, section=args.section, kind=args.type)
-        reply = {
-            "path": layout.relative(saved.path),
-            "section": saved.section,
-            "created_section": saved.created_section,
-        }
-    if reply["created_section"]:
-        print(f"section '{reply['section']}' did not exist in MEMORY.md: created it", file=sys.stderr)
-    where = reply["path"] + (f" § {reply['section']}" if reply["section"] != "daily" else "")
+def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
+    reply = vault.run(verbs.Remember(_read_text_arg(args.text), args.section, args.type))
+    if reply.created_section:
+        print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
+    where = reply.path + (f" § {reply.section}" if reply.section != "daily" else "")
     print(f"remembered in {where}")
     return 0
 
 
-def cmd_show(args: argparse.Namespace, layout: Layout) -> int:
+def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
     from vault.fileio import read_note
     from vault.notes import parse_note
-    from vault.paths import note_path
 
-    path = note_path(layout, args.ref)
+    path = vault.note_path(args.ref)
     text = read_note(path, args.ref).text
-    problem = parse_note(layout.relative(path), text).problem
+    problem = parse_note(vault.layout.relative(path), text).problem
     if problem:
         print(f"memvault: warning: {problem}", file=sys.stderr)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
-def cmd_sections(args: argparse.Namespace, layout: Layout) -> int:
-    from vault.memory_file import list_sections
-
-    sections = list_sections(layout)
+def cmd_sections(args: argparse.Namespace, vault: Vault) -> int:
+    sections = vault.sections()
     if not sections:
         print("no sections: run `memvault init` first", file=sys.stderr)
         return 1
@@ -95,11 +76,8 @@ def cmd_sections(args: argparse.Namespace, layout: Layout) -> int:
     return 0
 
 
-def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
-    from vault.memory_file import rewrite
-    from vault.paths import note_path
-
-    path = note_path(layout, args.ref)
+def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
+    path = vault.note_path(args.ref)
     if args.file == "-":
         text = _read_text_arg(None)
     else:
@@ -108,50 +86,29 @@ def cmd_rewrite(args: argparse.Namespace, layout: Layout) -> int:
                 text = fh.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{args.file}: cannot read the new content ({exc})") from None
-    kept = rewrite(layout, path, text)
-    print(f"rewrote {layout.relative(path)}" + (f"; previous version kept in {kept}" if kept else ""))
+    kept = vault.rewrite(args.ref, text)
+    print(f"rewrote {vault.layout.relative(path)}" + (f"; previous version kept in {kept}" if kept else ""))
     return 0
 
 
-def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
-    from indexer.index import Index, IndexConfig
-    from indexer.reconcile import ReconcileStats, reconcile
-    from search.client import request
-
-    reply = request(layout, {"op": "ping"})
-    if reply is not None:
-        if args.embedder or args.qdrant_url or args.tokenizer:
-            raise UsageError(
-                "a daemon owns this index: stop it (memvault daemon stop) to change embedder, tokenizer or store"
-            )
-        stats = ReconcileStats(
-            **request(layout, {"op": "reindex", "rebuild": args.rebuild}, timeout=24 * 3600)["stats"]
-        )
-    else:
-        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
-        with Index(layout, config, load_bm25=False) as index:  # indexing never searches
-            if args.rebuild:
-                index.rebuild()
-            problems: list[str] = []
-            stats = reconcile(index, progress=not args.json, problems=problems)
-        for problem in problems:
-            print(f"memvault: warning: {problem}", file=sys.stderr)
+def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
+    reply = vault.run(verbs.Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
+    for problem in reply.problems:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    stats = reply.stats
     if args.json:
-        print(json.dumps(stats.as_dict()))
+        print(json.dumps(stats))
     else:
         print(
-            f"{stats.files_changed} of {stats.files_scanned} files changed, {stats.chunks_embedded} chunks embedded, "
-            f"{stats.chunks_deleted} deleted, {stats.files_failed} failed, in {stats.seconds:.2f}s"
+            f"{stats['files_changed']} of {stats['files_scanned']} files changed, "
+            f"{stats['chunks_embedded']} chunks embedded, {stats['chunks_deleted']} deleted, "
+            f"{stats['files_failed']} failed, in {stats['seconds']:.2f}s"
         )
     return 0
 
 
-def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
-    from indexer.status import vault_status
-    from search.client import request
-
-    reply = request(layout, {"op": "status"}, timeout=30)
-    status = reply["status"] if reply else vault_status(layout)
+def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
+    status = vault.status()
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
         return 0
@@ -173,24 +130,22 @@ def cmd_status(args: argparse.Namespace, layout: Layout) -> int:
     return 0
 
 
-def _search_defaults(args: argparse.Namespace) -> dict:
+def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """The search flags under their public names: the keys of batch lines and socket requests."""
-    return {
+    flags = {
         "mode": args.mode, "limit": args.limit, "per_doc": args.per_doc, "threshold": args.threshold,
         "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
         "from": args.date_from, "to": args.date_to, "kind": args.kind, "section": args.section,
         "tag": args.tag, "path": args.path,
     }  # fmt: skip
+    return {k: v for k, v in flags.items() if v is not None}
 
 
-def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
+def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
     # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
-    from search.batch import local_answer, options_from, run_batch
-    from search.client import remote_answer, request
-    from search.hits import SearchResult
-    from search.render import print_human, print_json
+    from memvault.render import print_human, print_json
 
-    defaults = {k: v for k, v in _search_defaults(args).items() if v is not None}
+    defaults = _search_defaults(args)
     if args.batch:
         if not args.json:
             raise UsageError("--batch writes JSON lines: add --json")
@@ -199,60 +154,67 @@ def cmd_search(args: argparse.Namespace, layout: Layout) -> int:
         except OSError as exc:
             raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
         with lines:
-            remote = remote_answer(layout)
-            if remote is not None:
-                return 1 if run_batch(lines, defaults, remote, sys.stdout) else 0
-            from search.engine import Searcher
-
-            with Searcher.open(layout) as searcher:
-                if searcher.reason:
-                    print(f"memvault: answering with substring search: {searcher.reason}", file=sys.stderr)
-                return 1 if run_batch(lines, defaults, local_answer(searcher), sys.stdout) else 0
+            return 1 if run_batch(vault, lines, defaults, sys.stdout) else 0
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
-    query = " ".join(args.query)
-    reply = request(layout, {"op": "search", "query": query, **defaults})
-    if reply is not None:
-        result = SearchResult.from_reply(reply)
-    else:
-        from search.engine import Searcher
-
-        with Searcher.open(layout) as searcher:
-            result = searcher.search(query, options_from(defaults))
+    result = vault.run(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}))
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
     (print_json if args.json else print_human)(result, sys.stdout)
     return 0
 
 
-def cmd_daemon(args: argparse.Namespace, layout: Layout) -> int:
-    from search import service
+def run_batch(vault: Vault, lines: Iterable[str], defaults: dict[str, Any], out: TextIO) -> int:
+    """`search --batch`: one query object per line in, one answer line out, in order; a bad line gets
+    `{"id", "line", "error"}` and the batch goes on. Returns how many lines failed."""
+    failed = 0
+    told: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        qid: Any = None
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+                raise ValueError('each line must be an object with a string "query"')
+            qid = item.get("id")
+            result = vault.run(verbs.Search.from_json({**defaults, **item}))
+            if result.reason and result.source == "substring" and result.reason not in told:
+                told.add(result.reason)
+                print(f"memvault: answered by substring search: {result.reason}", file=sys.stderr)
+            out.write(json.dumps({"id": qid, **result.to_json()}, ensure_ascii=False) + "\n")
+        except (ValueError, TypeError, MemvaultError) as exc:
+            failed += 1
+            out.write(json.dumps({"id": qid, "line": number, "error": str(exc)}, ensure_ascii=False) + "\n")
+        out.flush()
+    return failed
 
+
+def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "run":
-        import logging
-
         from indexer.index import IndexConfig
+        from memvault.daemon import server
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
         config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
-        service.run(layout, config, debounce=args.debounce, rescan=args.rescan)
+        server.run(vault.layout, config, debounce=args.debounce, rescan=args.rescan)
         return 0
     if args.action == "start":
         extra = ["--debounce", str(args.debounce), "--rescan", str(args.rescan)]
         extra += ["--embedder", args.embedder] if args.embedder else []
         extra += ["--tokenizer", args.tokenizer] if args.tokenizer else []
         extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
-        print(f"daemon started (pid {service.start(layout, extra)}) for {layout.root}")
+        print(f"daemon started (pid {vault.start_daemon(extra)}) for {vault.root}")
         return 0
     if args.action == "stop":
-        pid = service.stop(layout)
+        pid = vault.stop_daemon()
         print(f"daemon stopped (pid {pid})" if pid else "no daemon running")
         return 0
     if args.action == "install-service":
-        path, how = service.install_service(layout)
+        path, how = vault.install_service()
         print(f"wrote {path}\nenable it with: {how}")
         return 0
-    status = service.status(layout)
+    status = vault.daemon_status()
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
     else:
@@ -346,11 +308,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report_to_stderr() -> None:
+    """Library code reports what it found and fixed (a rebuilt store, a changed model) on the `memvault`
+    logger; a command shows each as one line."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memvault: %(message)s"))
+    logger = logging.getLogger("memvault")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
+    if args.handler is not cmd_daemon or args.action != "run":
+        _report_to_stderr()
     try:
-        return args.handler(args, resolve_vault(getattr(args, "vault", None)))
+        with Vault(getattr(args, "vault", None), progress=args.handler is cmd_index and not args.json) as vault:
+            return args.handler(args, vault)
     except MemvaultError as exc:
         if debug:
             raise

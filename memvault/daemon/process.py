@@ -1,8 +1,4 @@
-"""The daemon as users and agents see it: its search operation, and start / stop / status / service files.
-
-`indexer.daemon` owns the stores and the socket; this module adds the one
-operation that needs the search layer and the process management around it.
-"""
+"""The daemon as a process: start it in the background, stop it, ask its status, write a service file."""
 
 from __future__ import annotations
 
@@ -16,34 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from indexer.daemon import Daemon
-from indexer.daemon_files import log_path, read_pid, socket_path
-from indexer.index import IndexConfig
-from search.batch import options_from
-from search.client import DaemonError, ask
-from search.engine import Searcher
-from search.render import result_json
-from vault.errors import UsageError
+from memvault.daemon.client import DaemonError, ask
+from memvault.daemon.files import log_path, read_pid, socket_path
 from vault.paths import Layout
 
 START_TIMEOUT_S = 120.0
-
-
-def _op_search(daemon: Daemon, request: dict[str, Any]) -> dict[str, Any]:
-    """Search through the daemon; paths still inside their debounce window are indexed first."""
-    if not isinstance(request.get("query"), str):
-        raise UsageError('a search request needs a string "query"')
-    options = options_from(request)
-    daemon.sync()
-    with daemon.lock:
-        result = Searcher(daemon.layout, daemon.index).search(request["query"], options)
-    reply = result_json(result, {"id": request["id"]} if "id" in request else None)
-    reply["terms"] = list(result.terms)  # so the client can highlight without loading jieba
-    return reply
-
-
-def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
-    Daemon(layout, config, debounce=debounce, rescan_every=rescan, ops={"search": _op_search}).run()
 
 
 def start(layout: Layout, args: list[str]) -> int:
@@ -55,7 +28,7 @@ def start(layout: Layout, args: list[str]) -> int:
     log = open(log_path(layout), "ab")  # noqa: SIM115 - handed to the child
     child = subprocess.Popen(
         # -P and cwd "/": a folder named like one of our packages (a vault called "vault") must not shadow it
-        [sys.executable, "-P", "-m", "search.cli", "--vault", str(layout.root), "daemon", "run", *args],
+        [sys.executable, "-P", "-m", "memvault.cli", "--vault", str(layout.root), "daemon", "run", *args],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True, cwd="/",
     )  # fmt: skip
     log.close()

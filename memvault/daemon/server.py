@@ -1,10 +1,12 @@
 """The daemon: the one process that owns the stores, keeps them in step with the files, and serves
-requests over a Unix socket (line-delimited JSON, mode 0600, no TCP).
+the verbs over a Unix socket (line-delimited JSON, mode 0600, no TCP).
 
-Operations it knows itself: ping, status, reindex, note, remember. Callers
-add more (search) through `ops`, so this module needs nothing from `search`.
-One lock serialises everything that touches the index; requests that only
-read files or write notes do their file work outside it.
+A request line is parsed into its typed request (`memvault.protocol`) and run
+by the same verb function the Python API runs (`memvault.verbs`), with the
+daemon as its runtime: an index and a search engine that stay open, so the
+query-vector cache and BM25 survive across requests. One lock serialises
+everything that touches the index; verbs that only read files or write notes
+do their file work outside it.
 """
 
 from __future__ import annotations
@@ -17,20 +19,21 @@ import signal
 import socketserver
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
-from indexer.daemon_files import pid_path, socket_path
 from indexer.index import Index, IndexConfig
 from indexer.reconcile import reconcile
 from indexer.status import vault_status
 from indexer.verify import disagreements
 from indexer.watcher import DEBOUNCE_S, PendingPaths, Watcher
-from vault.daily import append_daily
+from memvault import verbs
+from memvault.daemon.files import pid_path, socket_path
+from memvault.protocol import error_json, parse_request
+from search.engine import Searcher
+from search.hits import SearchResult
+from search.options import SearchOptions
 from vault.errors import MemvaultError, UsageError
-from vault.memory_file import remember
-from vault.paths import Layout, parse_date
-from vault.scan import is_note_name
+from vault.paths import Layout
 
 RESCAN_S = 300.0
 MAX_REQUEST_BYTES = 1 << 20
@@ -38,7 +41,6 @@ CLIENT_IDLE_S = 30.0
 PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
 MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
 log = logging.getLogger("memvault.daemon")
-Op = Callable[["Daemon", dict[str, Any]], dict[str, Any]]
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -115,7 +117,8 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
 
 class Daemon:
-    """Holds the open index, the watcher, and the socket server of one vault."""
+    """Holds the open index, the search engine, the watcher and the socket server of one vault;
+    it is the `verbs.Runtime` the socket's requests run in."""
 
     def __init__(
         self,
@@ -123,26 +126,17 @@ class Daemon:
         config: IndexConfig | None = None,
         debounce: float = DEBOUNCE_S,
         rescan_every: float = RESCAN_S,
-        ops: dict[str, Op] | None = None,
     ) -> None:
         self.layout = layout
         self.rescan_every = rescan_every
         self.index = Index(layout, config)  # takes the index lock: a second daemon fails here
+        self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
         self.lock = threading.RLock()
         self.pending = PendingPaths(debounce)
         self.stopping = threading.Event()
         self.started = time.time()
         self.last_reconcile: float | None = None
         self.errors: list[str] = []
-        self.ops: dict[str, Op] = {
-            "ping": lambda d, r: {"pid": os.getpid()},
-            "status": Daemon._op_status,
-            "reindex": Daemon._op_reindex,
-            "note": Daemon._op_note,
-            "remember": Daemon._op_remember,
-            "verify": Daemon._op_verify,
-            **(ops or {}),
-        }
         self.watcher: Watcher | None = None
         self.server: _Server | None = None
 
@@ -150,15 +144,12 @@ class Daemon:
     def dispatch(self, line: bytes) -> dict[str, Any]:
         """Answer one request line; whatever goes wrong becomes an error reply, never a dead daemon."""
         try:
-            request = json.loads(line)
-            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-                raise UsageError('a request is a JSON object with a string "op"')
-            op = self.ops.get(request["op"])
-            if op is None:
-                raise UsageError(f"unknown op {request['op']!r}; known: {', '.join(sorted(self.ops))}")
-            return {"ok": True, **op(self, request)}
-        except (ValueError, MemvaultError) as exc:
+            request = parse_request(json.loads(line))
+            return {"ok": True, **request.reply_json(verbs.run(self, request))}
+        except ValueError as exc:  # not JSON, or not UTF-8
             return {"ok": False, "error": str(exc)}
+        except MemvaultError as exc:
+            return error_json(exc)
         except RecursionError:  # JSON nested thousands deep: the client's fault, not ours
             return {"ok": False, "error": "request nested too deeply to be a request"}
         except Exception as exc:
@@ -180,7 +171,32 @@ class Daemon:
                 return {}
         return stats.as_dict()
 
-    def _op_status(self, request: dict[str, Any]) -> dict[str, Any]:
+    # the runtime the verbs run in ---------------------------------------
+    def written(self, paths: list[str]) -> bool:
+        self.sync(paths)
+        return True
+
+    def search(self, query: str, options: SearchOptions) -> SearchResult:
+        """Paths still inside their debounce window are indexed first."""
+        self.sync()
+        with self.lock:
+            return self.engine.search(query, options)
+
+    def reindex(self, request: verbs.Reindex) -> verbs.Indexed:
+        if request.changes_setup:
+            raise UsageError(
+                "a daemon owns this index: stop it (memvault daemon stop) to change embedder, tokenizer or store"
+            )
+        problems: list[str] = []
+        with self.lock:
+            if request.rebuild:
+                self.index.rebuild()
+            stats = reconcile(self.index, request.paths or None, problems=problems)
+            if not request.paths:
+                self.last_reconcile = time.time()
+        return verbs.Indexed(stats.as_dict(), problems)
+
+    def status(self) -> dict[str, Any]:
         status = vault_status(self.layout)
         status.update(
             pid=os.getpid(),
@@ -192,39 +208,12 @@ class Daemon:
             watcher_restarts=self.watcher.restarts if self.watcher else 0,
             errors=self.errors[-20:],
         )
-        return {"status": status}
+        return status
 
-    def _op_reindex(self, request: dict[str, Any]) -> dict[str, Any]:
-        paths = _note_paths(request.get("paths"))
-        with self.lock:
-            if request.get("rebuild"):
-                self.index.rebuild()
-            stats = reconcile(self.index, paths if paths else None)
-            if not paths:
-                self.last_reconcile = time.time()
-        return {"stats": stats.as_dict()}
-
-    def _op_note(self, request: dict[str, Any]) -> dict[str, Any]:
-        date = _field(request, "date")
-        day = parse_date(date) if date else None
-        text = _field(request, "text") or ""
-        path = append_daily(self.layout, text, day=day, section=_field(request, "section") or "conversation")
-        rel = self.layout.relative(path)
-        self.sync([rel])
-        return {"path": rel}
-
-    def _op_remember(self, request: dict[str, Any]) -> dict[str, Any]:
-        text = _field(request, "text") or ""
-        saved = remember(self.layout, text, section=_field(request, "section"), kind=_field(request, "type"))
-        rel = self.layout.relative(saved.path)
-        self.sync([rel])
-        return {"path": rel, "section": saved.section, "created_section": saved.created_section}
-
-    def _op_verify(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Do stores, manifest and files agree? (after pending paths are indexed)"""
+    def verify(self) -> list[str]:
         self.sync()
         with self.lock:
-            return {"disagreements": disagreements(self.index)}
+            return disagreements(self.index)
 
     def _error(self, message: str) -> None:
         self.errors.append(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
@@ -303,23 +292,7 @@ class Daemon:
         log.info("stopped")
 
 
-def _field(request: dict[str, Any], key: str) -> str | None:
-    """A request's optional string field; any other type is the client's error, said in one line."""
-    value = request.get(key)
-    if value is not None and not isinstance(value, str):
-        raise UsageError(f'"{key}" must be a string, not {type(value).__name__}')
-    return value
 
-
-def _note_paths(value: Any) -> list[str] | None:
-    """`reindex` paths: vault-relative note names only, so a request can neither index a file
-    outside the vault nor one memvault does not treat as a note (its own state, dot-folders)."""
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise UsageError('"paths" must be a list of vault-relative note paths')
-    for rel in value:
-        parts = rel.split("/")
-        if rel.startswith("/") or ".." in parts or "" in parts or not is_note_name(rel):
-            raise UsageError(f"{rel!r}: not a vault-relative note path (*.md outside dot-folders)")
-    return value
+def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
+    """`memvault daemon run`: serve this vault in the foreground until SIGTERM."""
+    Daemon(layout, config, debounce=debounce, rescan_every=rescan).run()

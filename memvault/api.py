@@ -1,0 +1,149 @@
+"""The Python API, and the one place that decides where a verb runs: in the vault's daemon when one
+answers, else here.
+
+    from memvault import Vault
+    v = Vault("memory")
+    v.note("talked about the release")
+    v.index()
+    hits = v.search("release", limit=5, kind="daily", date_from="2026-11-01")
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memvault import verbs
+from memvault.daemon.client import DaemonClient
+from memvault.protocol import Request
+from search.hits import Hit, SearchResult
+from search.options import build_options
+from vault.memory_file import Saved, init_vault, list_sections, rewrite
+from vault.paths import note_path, resolve_vault
+from vault.sections import Section
+
+if TYPE_CHECKING:
+    from indexer.index import IndexConfig
+    from indexer.reconcile import ReconcileStats
+    from memvault.local import LocalRuntime
+
+
+class Vault:
+    """One vault. When its daemon answers, every verb that touches the index goes through it (a
+    note written is searchable at once); otherwise it runs here, and a search keeps the index
+    open for the next one until `close()` or `index()`."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, config: IndexConfig | None = None, progress: bool = False
+    ) -> None:
+        self.layout = resolve_vault(path)
+        self._config = config
+        self._progress = progress
+        self._daemon = DaemonClient(self.layout)
+        self._runtime: LocalRuntime | None = None
+
+    @property
+    def root(self) -> Path:
+        return self.layout.root
+
+    def run(self, request: Request) -> Any:
+        """Run one verb: through the daemon when one answers, else in this process."""
+        if request.remote:
+            reply = self._daemon.call(request)
+            if reply is not None:
+                return reply
+        return verbs.run(self._local(), request)
+
+    def _local(self) -> LocalRuntime:
+        if self._runtime is None:
+            from indexer.index import IndexConfig
+            from memvault.local import LocalRuntime
+
+            self._runtime = LocalRuntime(self.layout, self._config or IndexConfig.from_env(), self._progress)
+        return self._runtime
+
+    # verbs that touch the index ------------------------------------------
+    def note(self, text: str, date: str | dt.date | None = None, section: str = "conversation") -> Path:
+        day = date.isoformat() if isinstance(date, dt.date) else date
+        return self.root / self.run(verbs.Note(text, day, section)).path
+
+    def remember(self, text: str, section: str | None = None, type: str | None = None) -> Saved:
+        reply = self.run(verbs.Remember(text, section, type))
+        return Saved(self.root / reply.path, reply.section, reply.created_section)
+
+    def index(self, rebuild: bool = False, **setup: str | None) -> ReconcileStats:
+        """Bring the index up to date (incremental); `rebuild` starts from nothing. `setup` (embedder,
+        tokenizer, qdrant_url) changes what the index is built with, only while no daemon runs."""
+        from indexer.reconcile import ReconcileStats
+
+        self.close_index()
+        return ReconcileStats(**self.run(verbs.Reindex(rebuild, None, **setup)).stats)
+
+    def search_result(self, query: str, **options: Any) -> SearchResult:
+        """Like `search`, with the answering source and the reason for any fallback."""
+        return self.run(verbs.Search(query, build_options(**options)))
+
+    def search(self, query: str, limit: int = 10, mode: str = "hybrid", **filters: Any) -> list[Hit]:
+        """Filters: date_from, date_to, kind, section, tag, path; also per_doc, threshold, weights."""
+        return self.search_result(query, limit=limit, mode=mode, **filters).hits
+
+    def status(self) -> dict[str, Any]:
+        return self.run(verbs.Status()).status
+
+    def verify(self) -> list[str]:
+        """Every way the index differs from the notes (empty when they agree)."""
+        return self.run(verbs.Verify()).disagreements
+
+    # verbs on the files alone --------------------------------------------
+    def init(self, lang: str = "zh") -> list[Path]:
+        return init_vault(self.layout, lang)
+
+    def sections(self) -> list[Section]:
+        return list_sections(self.layout)
+
+    def note_path(self, ref: str) -> Path:
+        """`memory`, a date or a vault-relative path, as `show` and `rewrite` name a note."""
+        return note_path(self.layout, ref)
+
+    def rewrite(self, ref: str, text: str) -> Path | None:
+        """Replace a whole note; returns where the previous version was kept."""
+        return rewrite(self.layout, self.note_path(ref), text)
+
+    # the daemon ------------------------------------------------------------
+    def start_daemon(self, args: list[str] | None = None) -> int:
+        from memvault.daemon import process
+
+        return process.start(self.layout, args or [])
+
+    def stop_daemon(self) -> int | None:
+        from memvault.daemon import process
+
+        self._daemon.close()
+        return process.stop(self.layout)
+
+    def daemon_status(self) -> dict[str, Any]:
+        from memvault.daemon import process
+
+        return process.status(self.layout)
+
+    def install_service(self) -> tuple[Path, str]:
+        from memvault.daemon import process
+
+        return process.install_service(self.layout)
+
+    def close_index(self) -> None:
+        """Release an index this process opened for searching (a writer needs its lock)."""
+        if self._runtime is not None:
+            self._runtime.close()
+
+    def close(self) -> None:
+        self.close_index()
+        self._daemon.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,132 @@
+"""The daemon client: a Unix-socket connection speaking JSON lines. It imports no model, Qdrant or
+jieba, so a verb answered by a running daemon costs the client process almost nothing."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any
+
+from memvault.daemon.files import read_pid, socket_path
+from memvault.protocol import Request
+from vault.errors import MemvaultError
+from vault.paths import Layout
+
+MAX_REPLY_BYTES = 1 << 26
+PING_TIMEOUT_S = 2.0
+
+
+class DaemonError(MemvaultError):
+    """The daemon answered with an error; it carries the exit code the verb would have had here."""
+
+    exit_code = 8
+
+    def __init__(self, message: str, exit_code: Any = None) -> None:
+        super().__init__(message)
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            self.exit_code = exit_code
+
+
+class Connection:
+    """A client connection to the daemon; many requests may share it."""
+
+    def __init__(self, layout: Layout, timeout: float = 2.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock.connect(str(socket_path(layout)))
+                break
+            except BlockingIOError:  # a Unix socket's backlog is full: unlike TCP it does not wait, so we do
+                if time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    continue
+                self.sock.close()
+                raise
+            except OSError:
+                self.sock.close()
+                raise
+        self.reader = self.sock.makefile("rb")
+
+    def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+        """Send one request and wait up to `timeout` for its reply; None if the daemon hangs up or stalls."""
+        if timeout is not None:
+            self.sock.settimeout(timeout)
+        try:
+            self.sock.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused at the door ("busy") and closed before we wrote: the refusal is still there to read
+        except (OSError, TimeoutError):
+            return None
+        try:
+            reply = self.reader.readline(MAX_REPLY_BYTES)
+        except (OSError, TimeoutError):
+            return None
+        return json.loads(reply) if reply else None
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[str, Any] | None:
+    """One raw request to the vault's daemon; None when no daemon answers (not running, stale, hung, busy)."""
+    if not socket_path(layout).exists():
+        return None
+    try:
+        conn = Connection(layout, timeout)
+    except OSError:
+        return None
+    try:
+        reply = conn.call(request)
+    finally:
+        conn.close()
+    return None if reply is not None and reply.get("busy") else reply  # a refusal at the door: as if none answered
+
+
+class DaemonClient:
+    """The verb layer's line to the vault's daemon: one connection, kept while the daemon answers.
+
+    `call` returns None whenever no daemon answers (none running, a stale pid file, hung, busy), so
+    the caller runs the verb itself; an error the daemon reports is raised with its exit code."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self._conn: Connection | None = None
+
+    def _connect(self) -> Connection | None:
+        """A new connection, after a quick ping so a hung daemon is skipped fast."""
+        if read_pid(self.layout) is None or ask(self.layout, {"op": "ping"}, timeout=PING_TIMEOUT_S) is None:
+            return None
+        try:
+            return Connection(self.layout)
+        except OSError:
+            return None
+
+    def call(self, request: Request) -> Any | None:
+        reused = self._conn is not None
+        if self._conn is None:
+            self._conn = self._connect()
+            if self._conn is None:
+                return None
+        reply = self._conn.call(request.to_json(), timeout=request.timeout)
+        if reply is None or reply.get("busy"):
+            self.close()
+            # a kept connection the daemon closed while idle: the request never reached it, so ask again
+            return self.call(request) if reused and reply is None else None
+        if not reply.pop("ok", False):
+            raise DaemonError(reply.get("error") or "the daemon refused the request", reply.get("exit_code"))
+        return request.reply.from_json(reply)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,74 @@
+"""The runtime of a verb run in this process, when no daemon answers: the index is opened here.
+
+A search keeps the index open read-only for the next query (batch mode and
+host programs ask many); `reindex` releases it first, since a writer needs
+the index lock for itself. Nothing heavy is imported until a verb needs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from memvault.verbs import Indexed, Reindex
+from vault.paths import Layout
+
+if TYPE_CHECKING:
+    from indexer.index import IndexConfig
+    from search.engine import Searcher
+    from search.hits import SearchResult
+    from search.options import SearchOptions
+
+
+class LocalRuntime:
+    def __init__(self, layout: Layout, config: IndexConfig, progress: bool = False) -> None:
+        self.layout = layout
+        self.config = config
+        self.progress = progress
+        self._searcher: Searcher | None = None
+
+    def written(self, paths: list[str]) -> bool:
+        return False  # the next `index`, or a daemon's watcher, picks them up
+
+    def search(self, query: str, options: SearchOptions) -> SearchResult:
+        if self._searcher is None:
+            from search.engine import Searcher
+
+            self._searcher = Searcher.open(self.layout, self.config)
+        return self._searcher.search(query, options)
+
+    def reindex(self, request: Reindex) -> Indexed:
+        from indexer.index import Index
+        from indexer.reconcile import reconcile
+
+        self.close()
+        config = dataclasses.replace(
+            self.config,
+            embedder=request.embedder or self.config.embedder,
+            qdrant_url=request.qdrant_url or self.config.qdrant_url,
+            tokenizer=request.tokenizer or self.config.tokenizer,
+        )
+        problems: list[str] = []
+        with Index(self.layout, config, load_bm25=False) as index:  # indexing never searches
+            if request.rebuild:
+                index.rebuild()
+            stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
+        return Indexed(stats.as_dict(), problems)
+
+    def status(self) -> dict[str, Any]:
+        from indexer.status import vault_status
+
+        return vault_status(self.layout)
+
+    def verify(self) -> list[str]:
+        from indexer.index import Index
+        from indexer.verify import disagreements
+
+        self.close()
+        with Index(self.layout, self.config) as index:
+            return disagreements(index)
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None

@@ -1,0 +1,114 @@
+"""The typed messages every front door speaks: one request and one reply type per verb.
+
+A request is validated once, when it is built (`__post_init__` runs `check`),
+whether the CLI, the Python API or a socket line built it; `from_json` adds
+the type checks a JSON object needs, so a daemon never sees an unchecked
+field. Replies travel as the same dataclasses' JSON, so the client rebuilds
+exactly what the verb returned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, ClassVar, Self, Union
+
+from vault.errors import MemvaultError, UsageError
+
+REGISTRY: dict[str, type[Request]] = {}
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Does a JSON value fit a field's annotation (str, int, float, bool, None, list[...], dict, unions, Any)?"""
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, types.UnionType):
+        return any(_matches(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object"}
+    if typing.get_origin(hint) is list:
+        return "a list of " + _type_name(typing.get_args(hint)[0]).split(" ", 1)[1] + "s"
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return _type_name(args[0]) if args else names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+class Message:
+    """A frozen dataclass that turns into a JSON object and back, checking each field's type."""
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Self:
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name not in obj:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise UsageError(f'"{f.name}" is required')
+                continue
+            value = obj[f.name]
+            if not _matches(value, hints[f.name]):
+                raise UsageError(f'"{f.name}" must be {_type_name(hints[f.name])}, not {type(value).__name__}')
+            values[f.name] = value
+        return cls(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+
+class Request(Message):
+    """One verb's arguments. `op` names it on the socket; `remote` says the daemon runs it when one
+    answers (read-your-writes, one owner of the stores); `timeout` is how long a client waits."""
+
+    op: ClassVar[str]
+    reply: ClassVar[type[Any]]
+    remote: ClassVar[bool] = True
+    timeout: ClassVar[float] = 120.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "op" in cls.__dict__:
+            REGISTRY[cls.op] = cls
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Refuse bad arguments with one line; runs wherever the request is built."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, **super().to_json()}
+
+    def reply_json(self, reply: Any) -> dict[str, Any]:
+        """The reply's wire form (a search echoes its id)."""
+        return reply.to_json()
+
+
+def parse_request(obj: Any) -> Request:
+    """A socket line's JSON object as the request it names; any fault is one line."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("op"), str):
+        raise UsageError('a request is a JSON object with a string "op"')
+    cls = REGISTRY.get(obj["op"])
+    if cls is None or not cls.remote:
+        known = sorted(op for op, c in REGISTRY.items() if c.remote)
+        raise UsageError(f"unknown op {obj['op']!r}; known: {', '.join(known)}")
+    return cls.from_json({k: v for k, v in obj.items() if k != "op"})
+
+
+def error_json(exc: MemvaultError) -> dict[str, Any]:
+    """An error reply carries the exit code, so a client reports it as if it had run the verb itself."""
+    return {"ok": False, "error": str(exc), "exit_code": exc.exit_code}

@@ -1,0 +1,228 @@
+"""The verbs: each is a request type, a reply type and one function, written once for every front door.
+
+A verb's function takes a `Runtime` (where the index lives: in this process,
+or in the daemon that owns it) and its request, and returns its reply. The
+daemon calls these functions for socket requests; `memvault.api.Vault` calls
+them when no daemon answers. To add a verb: a request and reply here, a
+method on `Vault`, and its rendering in the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from memvault.protocol import Message, Request
+from search.hits import SearchResult
+from search.options import SearchOptions, options_from
+from vault.daily import append_daily
+from vault.errors import UsageError
+from vault.memory_file import remember
+from vault.paths import Layout, parse_date
+from vault.scan import is_note_name
+
+
+class Runtime(Protocol):
+    """What a verb needs of the index: `memvault.local.LocalRuntime` or the daemon."""
+
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool:
+        """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
+        ...
+
+    def search(self, query: str, options: SearchOptions) -> SearchResult: ...
+
+    def reindex(self, request: Reindex) -> Indexed: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def verify(self) -> list[str]: ...
+
+
+# replies ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pong(Message):
+    pid: int
+
+
+@dataclass(frozen=True)
+class StatusReply(Message):
+    status: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Indexed(Message):
+    """`stats` keys are `ReconcileStats`'s (a public interface); `problems` are per-file warnings."""
+
+    stats: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Noted(Message):
+    path: str  # vault-relative
+    indexed: bool = False  # True when the daemon indexed it before replying
+
+
+@dataclass(frozen=True)
+class Remembered(Message):
+    path: str
+    section: str  # the MEMORY.md section, or "daily"
+    created_section: bool
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class Verified(Message):
+    disagreements: list[str]
+
+
+class Found(Message):
+    """The search reply is `SearchResult` itself (its JSON is the published `RESULT_SCHEMA`)."""
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> SearchResult:  # type: ignore[override]
+        return SearchResult.from_json(obj)
+
+
+# requests -----------------------------------------------------------------
+@dataclass(frozen=True)
+class Ping(Request):
+    op: ClassVar[str] = "ping"
+    reply: ClassVar[type] = Pong
+    timeout: ClassVar[float] = 2.0
+
+
+@dataclass(frozen=True)
+class Status(Request):
+    op: ClassVar[str] = "status"
+    reply: ClassVar[type] = StatusReply
+    timeout: ClassVar[float] = 30.0
+
+
+@dataclass(frozen=True)
+class Reindex(Request):
+    """`paths` limits the pass to those notes; the model, tokenizer and store can change only with no daemon."""
+
+    op: ClassVar[str] = "reindex"
+    reply: ClassVar[type] = Indexed
+    timeout: ClassVar[float] = 24 * 3600.0
+    rebuild: bool = False
+    paths: list[str] | None = None
+    embedder: str | None = None
+    tokenizer: str | None = None
+    qdrant_url: str | None = None
+
+    def check(self) -> None:
+        # vault-relative note names only: a request can neither index a file outside the vault nor
+        # one memvault does not treat as a note (its own state, dot-folders)
+        for rel in self.paths or ():
+            parts = rel.split("/")
+            if rel.startswith("/") or ".." in parts or "" in parts or not is_note_name(rel):
+                raise UsageError(f"{rel!r}: not a vault-relative note path (*.md outside dot-folders)")
+
+    @property
+    def changes_setup(self) -> bool:
+        return bool(self.embedder or self.tokenizer or self.qdrant_url)
+
+
+@dataclass(frozen=True)
+class Note(Request):
+    op: ClassVar[str] = "note"
+    reply: ClassVar[type] = Noted
+    text: str
+    date: str | None = None
+    section: str = "conversation"
+
+
+@dataclass(frozen=True)
+class Remember(Request):
+    op: ClassVar[str] = "remember"
+    reply: ClassVar[type] = Remembered
+    text: str
+    section: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class Verify(Request):
+    """Do stores, manifest and files agree? (tests and diagnosis)"""
+
+    op: ClassVar[str] = "verify"
+    reply: ClassVar[type] = Verified
+
+
+@dataclass(frozen=True)
+class Search(Request):
+    """A query and its options; on the socket the options are flat public keys beside `query` (and `id`)."""
+
+    op: ClassVar[str] = "search"
+    reply: ClassVar[type] = Found
+    query: str
+    options: SearchOptions = field(default_factory=SearchOptions)
+    id: Any = None
+    has_id: bool = False  # a socket request that sent an "id" (even null) gets it back
+
+    def check(self) -> None:
+        if not self.query.strip():
+            raise UsageError("empty query")
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Search:  # type: ignore[override]
+        if not isinstance(obj.get("query"), str):
+            raise UsageError('a search request needs a string "query"')
+        options = options_from(obj, ignore=frozenset({"query", "id", "op"}))
+        return cls(obj["query"], options, obj.get("id"), "id" in obj)
+
+    def to_json(self) -> dict[str, Any]:
+        extra = {"id": self.id} if self.has_id else {}
+        return {"op": self.op, "query": self.query, **self.options.to_public(), **extra}
+
+    def reply_json(self, reply: Any) -> dict[str, Any]:
+        return {**({"id": self.id} if self.has_id else {}), **reply.to_json()}
+
+
+# the verbs ----------------------------------------------------------------
+def ping(rt: Runtime, request: Ping) -> Pong:
+    return Pong(os.getpid())
+
+
+def status(rt: Runtime, request: Status) -> StatusReply:
+    return StatusReply(rt.status())
+
+
+def reindex(rt: Runtime, request: Reindex) -> Indexed:
+    return rt.reindex(request)
+
+
+def note(rt: Runtime, request: Note) -> Noted:
+    day = parse_date(request.date) if request.date else None
+    path = append_daily(rt.layout, request.text, day=day, section=request.section)
+    rel = rt.layout.relative(path)
+    return Noted(rel, rt.written([rel]))
+
+
+def remember_(rt: Runtime, request: Remember) -> Remembered:
+    saved = remember(rt.layout, request.text, section=request.section, kind=request.type)
+    rel = rt.layout.relative(saved.path)
+    return Remembered(rel, saved.section, saved.created_section, rt.written([rel]))
+
+
+def verify(rt: Runtime, request: Verify) -> Verified:
+    return Verified(rt.verify())
+
+
+def search(rt: Runtime, request: Search) -> SearchResult:
+    return rt.search(request.query, request.options)
+
+
+HANDLERS: dict[type[Request], Any] = {
+    Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember_, Verify: verify, Search: search,
+}  # fmt: skip
+
+
+def run(rt: Runtime, request: Request) -> Any:
+    """Run a verb here, in `rt`."""
+    return HANDLERS[type(request)](rt, request)
