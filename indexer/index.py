@@ -1,32 +1,41 @@
-"""The open index of one vault: manifest, vector store, BM25 and embedder, owned by one process.
+"""The open index of one vault: the manifest, the vector store, BM25 and the chunk payloads, and the
+rule they keep together: every chunk the manifest lists is in the vector store, in BM25 and among
+the payloads, and nothing else is.
 
-Opening takes `<vault>/.memvault/index.lock`, so a second owner fails fast
-with `StoreLocked` instead of queueing behind the first. Opening also
-settles every reason to rebuild (new schema, other embedder, other
-tokenizer, a crash mid-write) before anyone reads from the index.
+Every change goes through this class, in the order that keeps the rule recoverable: vector writes
+first, bracketed by the manifest's `dirty` mark; the manifest commit last; BM25 and the payloads (in
+memory, restored from the manifest at open) after it. After a crash the manifest is never newer than
+the store, and `reset("repair")` settles the difference. `indexer.opening.open_index` opens one: the
+lock, the choice of model and tokenizer, the migrations.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import logging
 import os
 import shutil
 import sqlite3
-import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from indexer.bm25 import BM25Index
-from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
-from indexer.manifest import IndexUnavailable, Manifest
-from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from indexer.embedder import Embedder
+from indexer.faults import crash_point
+from indexer.filters import FilterSpec
+from indexer.manifest import ChunkRow, FileRow, Manifest
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
-from vault.chunking import VERSION as CHUNKER_VERSION
+from vault.model import Chunk
 from vault.paths import Layout
+
+log = logging.getLogger("memvault")
+Reset = Literal["repair", "drop", "rebuild"]
 
 
 @dataclass(frozen=True)
@@ -52,211 +61,258 @@ class IndexConfig:
         )
 
 
-def _warn(message: str) -> None:
-    print(f"memvault: {message}", file=sys.stderr)
+@dataclass(frozen=True)
+class FileChunks:
+    """A changed note, read and chunked, ready to be stored: its chunks and their filter payloads."""
+
+    rel: str
+    sha: str
+    size: int
+    mtime_ns: int
+    chunks: list[Chunk]
+    payloads: list[dict[str, Any]]
 
 
 class Index:
-    """State kept while the stores are open; use as a context manager or call `close()`."""
+    """The stores of one vault while they are open; use as a context manager or call `close()`.
+
+    A reader (`writable=False`, as search is) never changes anything. `bm25_loaded` is False for
+    writers that never search (`memvault index`): BM25 then holds only what this process adds."""
 
     def __init__(
         self,
         layout: Layout,
-        config: IndexConfig | None = None,
-        embedder: Embedder | None = None,
-        writable: bool = True,
-        load_bm25: bool = True,
+        lock_fd: int,
+        manifest: Manifest,
+        config: IndexConfig,
+        embedder: Embedder,
+        writable: bool,
     ) -> None:
-        """Open the index; a reader (`writable=False`, as search is) never repairs or rebuilds
-        anything and raises `IndexUnavailable` instead, so the caller can fall back.
-
-        `load_bm25=False` is for writers that never search (`memvault index`): the
-        postings are not read back from the manifest, which is most of the cost of
-        opening a large index; `bm25` then holds only what this process adds."""
         self.layout = layout
         self.writable = writable
-        if not writable and not (layout.state_dir / "manifest.sqlite").exists():
-            raise IndexUnavailable(f"{layout.state_dir}: no index yet; run `memvault index`")
-        layout.state_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = self._take_lock(layout.state_dir / "index.lock")
-        try:
-            self.manifest = Manifest(layout.state_dir / "manifest.sqlite", create=writable)
-            self.config = self._settle_config(config or IndexConfig())
-            recorded = self.manifest.get_meta("embedder")
-            if not writable and recorded is None:
-                raise IndexUnavailable(f"{layout.state_dir}: the index is empty; run `memvault index`")
-            chosen = recorded if not writable else self.config.embedder or recorded or DEFAULT_EMBEDDER
-            self.embedder = embedder or load_embedder(chosen)
-            self.rebuilt = self.manifest.reset
-            if writable:
-                self._settle_writer(recorded)
-            else:
-                self.vectors = self._open_vectors()
-            self.bm25 = BM25Index()
-            self.payloads: dict[str, dict[str, Any]] = {}
-            self.bm25_loaded = load_bm25
-            self._load_bm25()
-        except BaseException:
-            os.close(self._lock_fd)
-            raise
+        self.manifest = manifest
+        self.config = config
+        self.embedder = embedder
+        self.tokenizer: Tokenizer | None = None  # settled by the opener
+        self.vectors: VectorStore | None = None
+        self.bm25 = BM25Index()
+        self.payloads: dict[str, dict[str, Any]] = {}
+        self.bm25_loaded = False
+        self.rebuilt = manifest.created  # derived data started from nothing in this process
+        self._lock_fd = lock_fd
 
-    def _settle_config(self, config: IndexConfig) -> IndexConfig:
-        """The Qdrant location is sticky: once indexed into a server, later opens use it too.
-        `--qdrant-url embedded` goes back to the embedded store."""
-        recorded = self.manifest.get_meta("qdrant_url") or None
-        url = config.qdrant_url if config.qdrant_url is not None else recorded
-        url = None if url in ("", "embedded") else url
-        collection = self.manifest.get_meta("collection") if config.qdrant_url is None else None
-        return IndexConfig(
-            config.embedder, url, config.qdrant_api_key, collection or config.collection, config.tokenizer
-        )
-
-    def _settle_writer(self, recorded: str | None) -> None:
-        if self.manifest.reset:
-            self.manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
-            if not self.manifest.damaged and not self.config.qdrant_url and self._edge_path().exists():
-                _warn(f"{self.manifest.path}: missing while a vector store exists; rebuilding the index")
-        if recorded is not None and recorded != self.embedder.name:
-            _warn(f"embedder changed from {recorded} to {self.embedder.name}: rebuilding the index")
-            self._drop_derived()
-        previous_url = self.manifest.get_meta("qdrant_url") or None
-        if previous_url != self.config.qdrant_url and self.manifest.get_meta("store"):
-            _warn(f"vector store moved to {self.config.qdrant_url or 'the embedded store'}: reindexing into it")
-            self._drop_derived()
-        self.vectors = self._open_vectors()
-        for key, value in (
-            ("embedder", self.embedder.name),
-            ("dim", str(self.embedder.dim)),
-            ("store", self.vectors.description),
-            ("qdrant_url", self.config.qdrant_url or ""),
-            ("collection", self.config.collection),
-        ):
-            self.manifest.set_meta(key, value)
-        if self.manifest.get_meta("dirty") == "1":
-            self.repair()
-        elif getattr(self.vectors, "created", False) and self.manifest.chunk_count():
-            _warn(f"{self.vectors.description}: the vector store was missing; re-adding every note to it")
-            self.repair()
-        if self.manifest.get_meta("chunker") != CHUNKER_VERSION:
-            self.manifest.invalidate(self.manifest.files())  # re-chunk all; unchanged text stays cached
-            self.manifest.set_meta("chunker", CHUNKER_VERSION)
-
-    @staticmethod
-    def _take_lock(path: Path) -> int:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreLocked(f"{path.parent}: the index is open in another memvault process") from None
-        return fd
-
-    def _edge_path(self) -> Path:
+    # the vector store ---------------------------------------------------
+    @property
+    def edge_path(self) -> Path:
         return self.layout.state_dir / "vectors"
 
-    def _open_vectors(self) -> VectorStore:
+    def open_vectors(self) -> None:
+        """Open the vector store; a writer that finds the embedded one built for another model, or
+        corrupt, drops the derived data once and starts it afresh."""
         name, dim = self.embedder.name, self.embedder.dim
         cfg = self.config
         for attempt in range(2):
             try:
                 if cfg.qdrant_url:
-                    return ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim)
-                return EdgeStore(self._edge_path(), name, dim, create=self.writable)
-            except StoreMismatch as exc:
-                if attempt or cfg.qdrant_url or not self.writable:
-                    raise
-                _warn(f"{exc}: rebuilding the vector store")
+                    self.vectors = ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim)
+                else:
+                    self.vectors = EdgeStore(self.edge_path, name, dim, create=self.writable)
+                return
             except StoreLocked:
                 raise
             except StoreError as exc:
                 if attempt or cfg.qdrant_url or not self.writable:
                     raise
-                _warn(f"{exc}: the vector store is corrupt, rebuilding it from the notes")
-            self._drop_derived()
-        raise AssertionError("unreachable")
+                what = "rebuilding the vector store" if isinstance(exc, StoreMismatch) else (
+                    "the vector store is corrupt, rebuilding it from the notes"
+                )
+                log.warning(f"{exc}: {what}")
+            self.reset("drop")
 
-    def _drop_derived(self) -> None:
-        """Forget every indexed file and remove the embedded vector store; notes are untouched."""
-        vectors = getattr(self, "vectors", None)
-        if vectors is not None:
-            with contextlib.suppress(StoreError):  # a broken store is being thrown away anyway
-                vectors.close()
-            del self.vectors
-        if not self.config.qdrant_url:
-            _remove_tree(self._edge_path())
-        self.manifest.clear_index()
+    def _store(self) -> VectorStore:
+        if self.vectors is None:
+            raise StoreError(f"{self.layout.state_dir}: the vector store is not open")
+        return self.vectors
+
+    # reading --------------------------------------------------------------
+    def files(self) -> dict[str, FileRow]:
+        return self.manifest.files()
+
+    def chunk_ids(self, rel: str | None = None) -> list[str]:
+        return self.manifest.chunk_ids(rel)
+
+    def chunk_rows(self, ids: Sequence[str]) -> dict[str, ChunkRow]:
+        return self.manifest.get_chunks(ids)
+
+    def path_of(self, chunk_id: str) -> str | None:
+        payload = self.payloads.get(chunk_id)
+        return payload["path"] if payload else None
+
+    def bm25_top(self, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+        """The best `k` by BM25 among chunks the filter admits (filtered before the cut)."""
+        allow = None if flt is None else (lambda cid: flt.matches(self.payloads[cid]))
+        return self.bm25.top(tokens, k, allow)
+
+    def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+        return self._store().search(vector, k, flt)
+
+    def store_disagreements(self) -> list[str]:
+        """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
+        problems = []
+        listed = set(self.manifest.chunk_ids())
+        stored = self._store().ids()
+        if stored != listed:
+            problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
+        if self.bm25_loaded and (set(self.payloads) != listed or len(self.bm25) != len(listed)):
+            problems.append(f"BM25 holds {len(self.bm25)} chunks, the manifest {len(listed)}")
+        return problems
+
+    # changing -------------------------------------------------------------
+    def check_alive(self) -> None:
+        """A manifest deleted under a running daemon would take writes no one ever reads: say so."""
+        if self.manifest.replaced():
+            raise sqlite3.DatabaseError(f"{self.manifest.path}: deleted or replaced while open")
+
+    def touch(self, rel: str, size: int, mtime_ns: int) -> None:
+        """Same content, new stat (a `touch`, a checkout): remember it so the file is not read again."""
+        self.manifest.touch_file(rel, size, mtime_ns)
+
+    def fail(self, rel: str, size: int, mtime_ns: int, error: str) -> int:
+        """A note that cannot be indexed keeps no chunks, and its reason; returns the chunks dropped."""
+        old = self.manifest.chunk_ids(rel)
+        self._delete_points(old)
+        self.manifest.record_failure(rel, size, mtime_ns, "", error)
+        self._drop_from_memory(old)
+        return len(old)
+
+    def forget(self, rel: str) -> int:
+        """A note gone from disk; returns the chunks dropped."""
+        old = self.manifest.chunk_ids(rel)
+        self._delete_points(old)
+        self.manifest.forget_file(rel)
+        self._drop_from_memory(old)
+        return len(old)
+
+    def embed(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray, int]:
+        """Vectors for every chunk, cached by (model, content hash): each text is embedded once, ever.
+        Returns the vectors and how many were embedded now."""
+        model = self.embedder.name
+        hashes = list(dict.fromkeys(c.content_hash for c in chunks))
+        cached = self.manifest.cached_vectors(model, hashes)
+        todo = [h for h in hashes if h not in cached]
+        if todo:
+            text_of = {c.content_hash: c.text for c in chunks}
+            fresh = dict(zip(todo, self.embedder.embed_passages([text_of[h] for h in todo]), strict=True))
+            self.manifest.cache_vectors(model, fresh)
+            cached.update(fresh)
+        crash_point("after-embed")
+        vectors = np.stack([cached[c.content_hash] for c in chunks]) if chunks else np.zeros((0, 1))
+        return vectors, len(todo)
+
+    def apply(self, batch: Sequence[FileChunks], vectors: np.ndarray) -> int:
+        """Store a batch of changed notes (`vectors` from `embed` of all their chunks, in order);
+        returns how many stale chunks were dropped."""
+        store = self._store()
+        chunks = [c for f in batch for c in f.chunks]
+        self.manifest.set_meta("dirty", "1")
+        if chunks:
+            store.upsert([c.id for c in chunks], vectors, [p for f in batch for p in f.payloads])
+        crash_point("after-upsert")
+        dropped = 0
+        for f in batch:
+            stale = sorted(set(self.manifest.chunk_ids(f.rel)) - {c.id for c in f.chunks})
+            self._delete_points(stale)
+            dropped += len(stale)
+        crash_point("after-delete")
+        store.flush()
+        assert self.tokenizer is not None
+        for f in batch:
+            old = self.manifest.chunk_ids(f.rel)
+            tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
+            self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens)
+            crash_point("mid-manifest")
+            self._drop_from_memory(old)
+            for chunk, payload, counts in zip(f.chunks, f.payloads, tokens, strict=True):
+                self.bm25.add(chunk.id, counts)
+                self.payloads[chunk.id] = payload
         self.manifest.set_meta("dirty", "0")
-        self.rebuilt = True
+        return dropped
 
-    def rebuild(self) -> None:
-        """`index --rebuild`: drop all derived data (a server collection's points too) and start empty."""
-        if self.config.qdrant_url:
-            ids = self.vectors.ids()
-            self.vectors.delete(sorted(ids))
-        self._drop_derived()
-        self.vectors = self._open_vectors()
-        self.bm25 = BM25Index()
-        self.payloads = {}
+    def settle(self, when: float) -> None:
+        """End of a reconcile pass: every store write is matched in the manifest now."""
+        self._store().flush()
+        self.manifest.set_meta("dirty", "0")
+        self.manifest.set_meta("last_reconcile", str(when))
 
-    def recover(self, reason: str) -> None:
-        """The manifest or the embedded store broke while open (deleted or garbled under us):
-        say so in one line, drop all derived data and reopen empty; notes are untouched, and
-        the caller's next reconcile rebuilds everything from them."""
-        _warn(f"{reason}: rebuilding the index from the notes")
+    def _delete_points(self, ids: list[str]) -> None:
+        if ids:
+            self.manifest.set_meta("dirty", "1")
+            self._store().delete(ids)
+
+    def _drop_from_memory(self, ids: Sequence[str]) -> None:
+        for chunk_id in ids:
+            self.bm25.remove(chunk_id)
+            self.payloads.pop(chunk_id, None)
+
+    # resets: the one vocabulary ---------------------------------------------
+    def reset(self, level: Reset) -> None:
+        """Bring the stores back into agreement; notes are never touched.
+
+        - `repair`: after a crash mid-write: points the manifest does not know are deleted, and
+          notes whose points are missing are read again by the next reconcile;
+        - `drop`: all derived data is dropped (the embedded store removed, a manifest that cannot be
+          read recreated; the embedding cache stays) and the vector store is left closed;
+        - `rebuild` (`index --rebuild`): a server collection's points are deleted too, then `drop`,
+          and the store is opened again, empty.
+        """
+        if level == "repair":
+            known = {cid: payload["path"] for cid, payload, _ in self.manifest.iter_chunks(with_tokens=False)}
+            store = self._store()
+            stored = store.ids()
+            orphans = stored - known.keys()
+            if orphans:
+                store.delete(sorted(orphans))
+            self.manifest.invalidate(sorted({known[cid] for cid in known.keys() - stored}))
+            store.flush()
+            self.manifest.set_meta("dirty", "0")
+            return
+        if level == "rebuild" and self.config.qdrant_url:
+            store = self._store()
+            store.delete(sorted(store.ids()))
+        self._close_vectors()
+        if not self.config.qdrant_url:
+            _remove_tree(self.edge_path)
         try:
             if self.manifest.replaced():
                 raise sqlite3.DatabaseError("replaced")
-            self._drop_derived()
-        except sqlite3.DatabaseError:
-            vectors = getattr(self, "vectors", None)
-            if vectors is not None:
-                with contextlib.suppress(StoreError):
-                    vectors.close()
-                del self.vectors
+            self.manifest.clear()
+        except sqlite3.DatabaseError:  # garbled or deleted under us: start the manifest over
             self.manifest.recreate()
-            _remove_tree(self._edge_path())
-        self._settle_writer(None)
-        self.manifest.set_meta("tokenizer", self.tokenizer.version)
+            _remove_tree(self.edge_path)
+        self.manifest.set_meta("dirty", "0")
         self.bm25 = BM25Index()
         self.payloads = {}
+        self.rebuilt = True
+        if level == "rebuild":
+            self.open_vectors()
 
-    def repair(self) -> None:
-        """After a crash mid-write: delete points the manifest does not know, re-read files whose points are missing."""
-        known = {cid: payload["path"] for cid, payload, _ in self.manifest.iter_chunks(with_tokens=False)}
-        stored = self.vectors.ids()
-        orphans = stored - known.keys()
-        if orphans:
-            self.vectors.delete(sorted(orphans))
-        missing = {known[cid] for cid in known.keys() - stored}
-        self.manifest.invalidate(sorted(missing))
-        self.vectors.flush()
-        self.manifest.set_meta("dirty", "0")
-
-    def _load_bm25(self) -> None:
-        """Restore BM25 from stored token counts; re-tokenise stored text only if the tokenizer changed."""
-        recorded = Tokenizer.from_version(self.manifest.get_meta("tokenizer"))
-        if not self.writable:
-            if recorded is None:
-                raise IndexUnavailable("the index was built with an older tokenizer; run `memvault index`")
-            self.tokenizer = recorded
-        else:
-            wanted = Tokenizer.named(self.config.tokenizer) if self.config.tokenizer else None
-            self.tokenizer = wanted or recorded or DEFAULT_TOKENIZER
-            if self.tokenizer != recorded:
-                cut = self.tokenizer
-                self.manifest.set_tokens((cid, dict(Counter(cut(text)))) for cid, text in self.manifest.iter_texts())
-                self.manifest.set_meta("tokenizer", self.tokenizer.version)
-        if not self.bm25_loaded:
-            return
+    def load_bm25(self) -> None:
+        """Restore BM25 and the payloads from the token counts stored in the manifest."""
         for chunk_id, payload, counts in self.manifest.iter_chunks():
             self.bm25.add(chunk_id, counts or {})
             self.payloads[chunk_id] = payload
+        self.bm25_loaded = True
+
+    def _close_vectors(self) -> None:
+        if self.vectors is not None:
+            with contextlib.suppress(StoreError):  # a broken store is being thrown away anyway
+                self.vectors.close()
+            self.vectors = None
 
     def close(self) -> None:
         try:
-            vectors = getattr(self, "vectors", None)
-            if vectors is not None:
-                vectors.close()
+            if self.vectors is not None:
+                self.vectors.close()
             self.manifest.close()
         finally:
             os.close(self._lock_fd)
@@ -284,4 +340,4 @@ def _remove_tree(path: Path) -> None:
     if path.exists():
         aside = path.with_name(f"{path.name}.unreadable-{os.getpid()}")
         os.replace(path, aside)
-        _warn(f"{path}: could not be removed; moved aside to {aside}")
+        log.warning(f"{path}: could not be removed; moved aside to {aside}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
-import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +22,7 @@ import numpy as np
 from indexer.vectors import StoreError
 from vault.model import Chunk
 
+log = logging.getLogger("memvault")
 SCHEMA_VERSION = "1"
 CACHE_CAP = 200_000
 
@@ -74,11 +75,11 @@ class IndexUnavailable(StoreError):
 
 
 class Manifest:
-    """One open SQLite database in WAL mode; `reset` says it was created or recreated just now."""
+    """One open SQLite database in WAL mode; `created` says it was created or recreated by this process."""
 
     def __init__(self, path: Path, create: bool = True) -> None:
         self.path = path
-        self.reset = False
+        self.created = False
         self.damaged = False  # it was unreadable and has been recreated (and said so)
         self._ino: tuple[int, int] | None = None
         if not create and not path.exists():
@@ -87,14 +88,14 @@ class Manifest:
             self._open(create)
             if self.get_meta("schema") != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"schema {self.get_meta('schema')!r}, expected {SCHEMA_VERSION!r}")
-            if create and not self.reset:
+            if create and not self.created:
                 self._check()
         except sqlite3.DatabaseError as exc:
             if not create:
                 raise IndexUnavailable(f"{path}: unreadable manifest ({exc}); run `memvault index`") from None
-            print(f"memvault: {path}: unreadable manifest ({exc}); rebuilding the index", file=sys.stderr)
+            log.warning(f"{path}: unreadable manifest ({exc}); rebuilding the index")
             self.damaged = True
-            self._recreate()
+            self.recreate()
 
     def _open(self, create: bool = True) -> None:
         fresh = create and not self.path.exists()
@@ -105,7 +106,7 @@ class Manifest:
         if fresh:
             self.db.executescript(_SCHEMA)
             self.set_meta("schema", SCHEMA_VERSION)
-            self.reset = True
+            self.created = True
         self._ino = self._inode()
 
     def _check(self) -> None:
@@ -132,10 +133,7 @@ class Manifest:
         return self._inode() != self._ino
 
     def recreate(self) -> None:
-        """Start over with an empty manifest (it broke while open); `reset` says so."""
-        self._recreate()
-
-    def _recreate(self) -> None:
+        """Start over with an empty manifest (it broke); `created` says so."""
         with contextlib.suppress(AttributeError, sqlite3.Error):
             self.db.close()
         for suffix in ("", "-wal", "-shm"):
@@ -220,7 +218,7 @@ class Manifest:
         """Force these files to be re-read by the next reconcile (their stores disagreed with us)."""
         self.db.executemany("UPDATE files SET sha256='', mtime_ns=-1 WHERE path=?", [(p,) for p in paths])
 
-    def clear_index(self) -> None:
+    def clear(self) -> None:
         """Forget every file and chunk (a rebuild); the embedding cache stays, keyed by model."""
         with self._transaction():
             self.db.execute("DELETE FROM chunks")

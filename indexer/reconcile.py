@@ -1,9 +1,9 @@
 """Bring the index in line with the files: the one code path behind `index`, the watcher and the daemon.
 
-Per batch of changed files: embed what the cache lacks, write the vector
-store, then commit the manifest; BM25 (in memory, restored from the
-manifest) follows the commit. A `dirty` mark brackets the store writes so a
-crash between them is repaired when the index is next opened.
+This module decides what each note needs (nothing, a stat update, a failure
+with its reason, new chunks) by reading it only when its size or mtime moved;
+`Index` stores the changes in batches, in the order that keeps its stores
+recoverable after a crash.
 """
 
 from __future__ import annotations
@@ -12,16 +12,13 @@ import hashlib
 import sqlite3
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
-from indexer.faults import crash_point
 from indexer.filters import iso_day
-from indexer.index import Index
+from indexer.index import FileChunks, Index
+from indexer.opening import recover
 from indexer.vectors import StoreError, StoreLocked
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
@@ -48,14 +45,6 @@ class ReconcileStats:
         out = asdict(self)
         out["seconds"] = round(self.seconds, 3)
         return out
-
-
-@dataclass
-class _Parsed:
-    entry: FileEntry
-    sha: str
-    chunks: list[Chunk]
-    payloads: list[dict[str, Any]]
 
 
 def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
@@ -90,7 +79,6 @@ class Reconciler:
 
     def __init__(self, index: Index, progress: bool = False) -> None:
         self.index = index
-        self.manifest = index.manifest
         self.stats = ReconcileStats()
         self.progress = progress
         self.problems: list[str] = []
@@ -98,9 +86,8 @@ class Reconciler:
     def run(self, paths: Iterable[str] | None = None) -> ReconcileStats:
         """Reconcile the whole vault, or only the given vault-relative paths (the watcher's case)."""
         started = time.perf_counter()
-        if self.manifest.replaced():  # deleted under a running daemon: writes would go to a file no one sees
-            raise sqlite3.DatabaseError(f"{self.manifest.path}: deleted or replaced while open")
-        known = self.manifest.files()
+        self.index.check_alive()
+        known = self.index.files()
         if paths is None:
             entries = list(scan_vault(self.index.layout))
             vanished = sorted(known.keys() - {e.rel for e in entries})
@@ -111,8 +98,8 @@ class Reconciler:
             vanished = [p for p in wanted if p in known and p not in present]
         self.stats.files_scanned = len(entries)
         for rel in vanished:
-            self._remove(rel)
-        batch: list[_Parsed] = []
+            self.stats.chunks_deleted += self.index.forget(rel)
+        batch: list[FileChunks] = []
         for entry in self._progress(entries):
             parsed = self._check(entry, known.get(entry.rel))
             if parsed is None:
@@ -123,9 +110,7 @@ class Reconciler:
                 batch = []
         if batch:
             self._apply(batch)
-        self.index.vectors.flush()
-        self.manifest.set_meta("dirty", "0")  # every store write above is matched in the manifest now
-        self.manifest.set_meta("last_reconcile", str(time.time()))
+        self.index.settle(time.time())
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -136,11 +121,11 @@ class Reconciler:
 
         return tqdm(entries, desc="indexing", unit="file", file=sys.stderr, leave=False)
 
-    def _check(self, entry: FileEntry, row) -> _Parsed | None:
+    def _check(self, entry: FileEntry, row) -> FileChunks | None:
         """Decide what a file needs, reading it only when its size or mtime moved."""
         if entry.error:
             if row is None or row.status != "failed" or row.error != entry.error:
-                self._fail(entry, "", entry.error)
+                self._fail(entry, entry.error)
             self.stats.files_failed += 1
             return None
         if row is not None and (row.size, row.mtime_ns) == (entry.size, entry.mtime_ns):
@@ -149,87 +134,29 @@ class Reconciler:
         try:
             sha, text = _read(entry)
         except NoteReadError as exc:
-            self._fail(entry, "", str(exc))
+            self._fail(entry, str(exc))
             self.stats.files_failed += 1
             return None
         if row is not None and row.sha256 == sha:
             if row.status == "failed":
                 self.stats.files_failed += 1
-            self.manifest.touch_file(entry.rel, entry.size, entry.mtime_ns)
+            self.index.touch(entry.rel, entry.size, entry.mtime_ns)
             return None
         note = parse_note(entry.rel, text)
         if note.problem:
             self.problems.append(note.problem)
         chunks = chunk_note(note)
-        return _Parsed(entry, sha, chunks, [payload_for(note, c) for c in chunks])
+        return FileChunks(entry.rel, sha, entry.size, entry.mtime_ns, chunks, [payload_for(note, c) for c in chunks])
 
-    def _fail(self, entry: FileEntry, sha: str, error: str) -> None:
-        old = self.manifest.chunk_ids(entry.rel)
-        self._delete_points(old)
-        self.manifest.record_failure(entry.rel, entry.size, entry.mtime_ns, sha, error)
-        self._drop_from_memory(old)
+    def _fail(self, entry: FileEntry, error: str) -> None:
+        self.stats.chunks_deleted += self.index.fail(entry.rel, entry.size, entry.mtime_ns, error)
         self.problems.append(error)
 
-    def _remove(self, rel: str) -> None:
-        old = self.manifest.chunk_ids(rel)
-        self._delete_points(old)
-        self.manifest.forget_file(rel)
-        self._drop_from_memory(old)
-
-    def _delete_points(self, ids: list[str]) -> None:
-        if ids:
-            self.manifest.set_meta("dirty", "1")
-            self.index.vectors.delete(ids)
-            self.stats.chunks_deleted += len(ids)
-
-    def _drop_from_memory(self, ids: Iterable[str]) -> None:
-        for chunk_id in ids:
-            self.index.bm25.remove(chunk_id)
-            self.index.payloads.pop(chunk_id, None)
-
-    def _vectors_for(self, chunks: list[Chunk]) -> np.ndarray:
-        """Vectors for every chunk: cached by (model, content hash), the rest embedded once each."""
-        model = self.index.embedder.name
-        hashes = list(dict.fromkeys(c.content_hash for c in chunks))
-        cached = self.manifest.cached_vectors(model, hashes)
-        todo = [h for h in hashes if h not in cached]
-        if todo:
-            text_of = {c.content_hash: c.text for c in chunks}
-            fresh = self.index.embedder.embed_passages([text_of[h] for h in todo])
-            new = dict(zip(todo, fresh, strict=True))
-            self.manifest.cache_vectors(model, new)
-            cached.update(new)
-            self.stats.chunks_embedded += len(todo)
-        crash_point("after-embed")
-        return np.stack([cached[c.content_hash] for c in chunks]) if chunks else np.zeros((0, 1))
-
-    def _apply(self, batch: list[_Parsed]) -> None:
-        chunks = [c for p in batch for c in p.chunks]
-        vectors = self._vectors_for(chunks)
-        self.manifest.set_meta("dirty", "1")
-        if chunks:
-            self.index.vectors.upsert([c.id for c in chunks], vectors, [pl for p in batch for pl in p.payloads])
-        crash_point("after-upsert")
-        for parsed in batch:
-            old = set(self.manifest.chunk_ids(parsed.entry.rel))
-            stale = sorted(old - {c.id for c in parsed.chunks})
-            self._delete_points(stale)
-        crash_point("after-delete")
-        self.index.vectors.flush()
-        for parsed in batch:
-            rel = parsed.entry.rel
-            old = self.manifest.chunk_ids(rel)
-            tokens = [dict(Counter(self.index.tokenizer(c.text))) for c in parsed.chunks]
-            self.manifest.record_file(
-                rel, parsed.sha, parsed.entry.size, parsed.entry.mtime_ns, parsed.chunks, parsed.payloads, tokens
-            )
-            crash_point("mid-manifest")
-            self._drop_from_memory(old)
-            for chunk, payload, counts in zip(parsed.chunks, parsed.payloads, tokens, strict=True):
-                self.index.bm25.add(chunk.id, counts)
-                self.index.payloads[chunk.id] = payload
-            self.stats.files_changed += 1
-        self.manifest.set_meta("dirty", "0")
+    def _apply(self, batch: list[FileChunks]) -> None:
+        vectors, embedded = self.index.embed([c for f in batch for c in f.chunks])
+        self.stats.chunks_embedded += embedded
+        self.stats.chunks_deleted += self.index.apply(batch, vectors)
+        self.stats.files_changed += len(batch)
 
 
 def reconcile(
@@ -246,7 +173,7 @@ def reconcile(
     except (sqlite3.DatabaseError, StoreError) as exc:
         if isinstance(exc, StoreLocked) or index.config.qdrant_url or not index.writable:
             raise
-        index.recover(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        recover(index, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         reconciler = Reconciler(index, progress)
         stats = reconciler.run()
     if problems is not None:

@@ -13,17 +13,8 @@ from vault.scan import scan_vault
 
 def disagreements(index: Index) -> list[str]:
     """Every way the index differs from the notes on disk; empty when they agree exactly."""
-    problems: list[str] = []
-    manifest_ids = set(index.manifest.chunk_ids())
-    stored = index.vectors.ids()
-    bm25_ids = set(index.payloads)
-    if stored != manifest_ids:
-        problems.append(
-            f"vector store has {len(stored - manifest_ids)} unknown and lacks {len(manifest_ids - stored)} points"
-        )
-    if index.bm25_loaded and (bm25_ids != manifest_ids or len(index.bm25) != len(manifest_ids)):
-        problems.append(f"BM25 holds {len(index.bm25)} chunks, the manifest {len(manifest_ids)}")
-    files = index.manifest.files()
+    problems = index.store_disagreements()
+    files = index.files()
     on_disk = {e.rel: e for e in scan_vault(index.layout)}
     for rel in sorted(files.keys() - on_disk.keys()):
         problems.append(f"{rel}: indexed but not on disk")
@@ -43,7 +34,7 @@ def disagreements(index: Index) -> list[str]:
             problems.append(f"{rel}: manifest hash is stale")
             continue
         expected = {c.id: c for c in chunk_note(parse_note(rel, decode_note(data, rel).text))}
-        have = index.manifest.get_chunks(index.manifest.chunk_ids(rel))
+        have = index.chunk_rows(index.chunk_ids(rel))
         if expected.keys() != have.keys():
             problems.append(f"{rel}: chunk ids differ from the file")
         elif any(

@@ -38,7 +38,7 @@ class LocalRuntime:
         return self._searcher.search(query, options)
 
     def reindex(self, request: Reindex) -> Indexed:
-        from indexer.index import Index
+        from indexer.opening import open_index
         from indexer.reconcile import reconcile
 
         self.close()
@@ -49,9 +49,9 @@ class LocalRuntime:
             tokenizer=request.tokenizer or self.config.tokenizer,
         )
         problems: list[str] = []
-        with Index(self.layout, config, load_bm25=False) as index:  # indexing never searches
+        with open_index(self.layout, config, load_bm25=False) as index:  # indexing never searches
             if request.rebuild:
-                index.rebuild()
+                index.reset("rebuild")
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
         return Indexed(stats.as_dict(), problems)
 
@@ -61,11 +61,11 @@ class LocalRuntime:
         return vault_status(self.layout)
 
     def verify(self) -> list[str]:
-        from indexer.index import Index
+        from indexer.opening import open_index
         from indexer.verify import disagreements
 
         self.close()
-        with Index(self.layout, self.config) as index:
+        with open_index(self.layout, self.config) as index:
             return disagreements(index)
 
     def close(self) -> None:

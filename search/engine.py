@@ -13,6 +13,7 @@ import numpy as np
 
 from indexer.embedder import EmbedderError
 from indexer.index import Index, IndexConfig
+from indexer.opening import open_index
 from indexer.tokenizer import cjk_share, tokenize
 from indexer.vectors import StoreError
 from search.fallback import substring_search
@@ -51,7 +52,7 @@ class Searcher:
     def open(cls, layout: Layout, config: IndexConfig | None = None) -> Searcher:
         """Open the index read-only; any reason it cannot answer becomes the fallback's reason."""
         try:
-            return cls(layout, Index(layout, config, writable=False))
+            return cls(layout, open_index(layout, config, writable=False))
         except (StoreError, EmbedderError) as exc:
             return cls(layout, None, str(exc))
         except sqlite3.DatabaseError as exc:  # a garbled page met while loading BM25
@@ -100,8 +101,7 @@ class Searcher:
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason = None
         if opts.mode in ("hybrid", "bm25"):
-            allow = None if flt is None else (lambda cid: flt.matches(self.index.payloads[cid]))
-            ranked["bm25"] = self.index.bm25.top(tokens, depth, allow)  # repeated tokens count, as in rank-bm25
+            ranked["bm25"] = self.index.bm25_top(tokens, depth, flt)  # repeated tokens count, as in rank-bm25
         vector_wanted = opts.mode == "vector" or (opts.mode == "hybrid" and self._vector_helps(query))
         if opts.mode == "hybrid" and not vector_wanted:
             reason = f"{self.index.embedder.name} does not cover CJK text: BM25 only for this query"
@@ -113,7 +113,7 @@ class Searcher:
                     return self._substring(query, opts, f"embedder unavailable: {exc}", terms)
                 reason = f"embedder unavailable, BM25 only: {exc}"
             else:
-                ranked["vector"] = self.index.vectors.search(vector, depth, flt)
+                ranked["vector"] = self.index.vector_top(vector, depth, flt)
         if len(ranked) == 2:
             fused = rrf(ranked, {"vector": opts.w_vector, "bm25": opts.w_bm25}, opts.rrf_k)
             source = "hybrid"
@@ -122,10 +122,9 @@ class Searcher:
             fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
         if opts.threshold is not None:
             fused = [f for f in fused if f[1] >= opts.threshold]
-        payloads = self.index.payloads
-        candidates = ((f[0], payloads[f[0]]["path"]) for f in fused if f[0] in payloads)
-        keep = cap_per_doc(candidates, opts.per_doc, opts.limit)
-        rows = self.index.manifest.get_chunks(keep)
+        paths = ((f[0], self.index.path_of(f[0])) for f in fused)
+        keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
+        rows = self.index.chunk_rows(keep)
         info = {f[0]: f for f in fused}
         wanted = match_terms(terms)
         hits = []

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from indexer.embedder import DEFAULT_EMBEDDER, load_embedder
-from indexer.index import Index, IndexConfig
+from indexer.index import IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
+from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer, cjk_share, tokenize
 from indexer.vectors import StoreLocked
 from indexer.verify import disagreements
-from tests.conftest import MEMVAULT
 from vault.errors import UsageError
 
 NOTES = {
@@ -60,7 +60,7 @@ def vault(layout):
 
 
 def _open(layout, model, name=None, **config):
-    return Index(layout, IndexConfig(**config), embedder=CountingEmbedder(model, name))
+    return open_index(layout, IndexConfig(**config), embedder=CountingEmbedder(model, name))
 
 
 def test_first_index_then_no_change_reads_nothing_and_embeds_nothing(vault, model):
@@ -139,7 +139,7 @@ def test_vector_search_finds_the_right_note(vault, model):
         assert "cat sat on the mat" in top.text
 
 
-def test_changed_embedder_triggers_a_clean_rebuild(vault, model, capfd):
+def test_changed_embedder_triggers_a_clean_rebuild(vault, model, caplog):
     with _open(vault, model) as index:
         reconcile(index)
     with _open(vault, model, name="minilm-variant") as index:
@@ -148,7 +148,7 @@ def test_changed_embedder_triggers_a_clean_rebuild(vault, model, capfd):
         assert stats.files_changed == 3 and stats.chunks_embedded == len(index.manifest.chunk_ids())
         assert index.manifest.get_meta("embedder") == "minilm-variant"
         assert disagreements(index) == []
-    assert f"embedder changed from {model.name} to minilm-variant" in capfd.readouterr().err
+    assert f"embedder changed from {model.name} to minilm-variant" in caplog.text
 
 
 def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(vault, model, monkeypatch):
@@ -167,7 +167,7 @@ def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(v
     with _open(vault, model, tokenizer="lcut+stop+stem") as index:
         assert len(calls) == len(index.manifest.chunk_ids())
         assert index.manifest.get_meta("tokenizer") == "t2:lcut+stop+stem"
-    with Index(vault, IndexConfig(tokenizer="search"), embedder=model, writable=False) as reader:
+    with open_index(vault, IndexConfig(tokenizer="search"), embedder=model, writable=False) as reader:
         assert reader.tokenizer == Tokenizer("lcut", stop=True, stem=True)  # a reader never re-cuts
         stemmed = reader.bm25.scores(real_call(reader.tokenizer, "向量 数据库 cats"))
         assert stemmed.keys() > scores.keys()  # "cats" now finds "The cat sat on the mat"
@@ -175,7 +175,7 @@ def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(v
     with _open(vault, model) as index:
         index.manifest.set_meta("tokenizer", "t1:jieba-search+lower-words")
     with pytest.raises(IndexUnavailable):
-        Index(vault, embedder=model, writable=False)
+        open_index(vault, embedder=model, writable=False)
     calls.clear()
     with _open(vault, model) as index:
         assert len(calls) == len(index.manifest.chunk_ids())
@@ -228,7 +228,7 @@ def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):
 def test_second_owner_is_refused_fast(vault, model, cli):
     with _open(vault, model):
         with pytest.raises(StoreLocked):
-            Index(vault, embedder=model)
+            open_index(vault, embedder=model)
         result = cli("index")
         assert result.returncode == 7 and "open in another memvault process" in result.stderr
 
@@ -267,7 +267,7 @@ def test_foreign_schema_is_recreated(tmp_path):
     db.commit()
     db.close()
     manifest = Manifest(path)
-    assert manifest.reset and manifest.get_meta("schema") == "1" and manifest.files() == {}
+    assert manifest.created and manifest.get_meta("schema") == "1" and manifest.files() == {}
 
 
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])
@@ -288,9 +288,9 @@ def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
         [
             sys.executable,
             "-c",
-            "import sys; from indexer.index import Index; from indexer.verify import disagreements;"
+            "import sys; from indexer.opening import open_index; from indexer.verify import disagreements;"
             "from vault.paths import Layout; from pathlib import Path;"
-            "i = Index(Layout(Path(sys.argv[1]))); print(disagreements(i)); i.close()",
+            "i = open_index(Layout(Path(sys.argv[1]))); print(disagreements(i)); i.close()",
             str(vault.root),
         ],
         capture_output=True,
@@ -298,4 +298,3 @@ def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
         timeout=120,
     )
     assert check.stdout.strip() == "[]", check.stderr
-    assert MEMVAULT

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from indexer.index import Index
+from indexer.opening import open_index
 from memvault import Vault
 from search.hits import RESULT_SCHEMA
 
@@ -78,7 +78,10 @@ def test_per_doc_cap_and_limit(indexed, cli):
 def test_filters_kind_tag_path_section(indexed, cli):
     assert {h["path"] for h in _search(cli, "--kind", "daily", "apples")["hits"]} == {"daily/2026-10-01.md"}
     assert {h["path"] for h in _search(cli, "--tag", "home", "watering")["hits"]} == {"projects/garden.md"}
-    assert {h["path"] for h in _search(cli, "--path", "projects/", "向量")["hits"]} <= {"projects/garden.md"}
+    everywhere = {h["path"] for h in _search(cli, "--mode", "bm25", "向量 tomatoes")["hits"]}
+    assert {"MEMORY.md", "projects/garden.md"} <= everywhere  # so the path filter below has something to cut
+    under = {h["path"] for h in _search(cli, "--mode", "bm25", "--path", "projects/", "向量 tomatoes")["hits"]}
+    assert under == {"projects/garden.md"}
     hits = _search(cli, "--section", "用户偏好", "回答")["hits"]
     assert hits and all(h["heading"][-1] == "用户偏好" for h in hits)
 
@@ -129,15 +132,17 @@ def test_fallback_when_manifest_truncated(indexed, cli):
 
 
 def test_fallback_when_held_by_another_process(indexed, cli):
-    with Index(indexed):
+    with open_index(indexed):
         _assert_fallback(cli, "open in another memvault process")
 
 
 def test_substring_mode_scores_memory_above_daily(indexed, cli):
+    daily = indexed.root / "daily" / "2026-10-01.md"
+    daily.write_text(daily.read_text(encoding="utf-8") + "- 会议纪要写得很简洁。\n", encoding="utf-8")
     data = _search(cli, "--mode", "substring", "简洁")
     assert data["source"] == "substring" and data["reason"] is None
-    scores = {h["path"]: h["scores"]["substring"] for h in data["hits"]}
-    assert scores == {"MEMORY.md": 0.7}
+    ranked = [(h["path"], h["scores"]["substring"]) for h in data["hits"]]
+    assert ranked == [("MEMORY.md", 0.7), ("daily/2026-10-01.md", 0.5)]  # both match; MEMORY.md first
 
 
 def test_batch_mode_answers_in_order_with_schema(indexed, cli, tmp_path):

@@ -21,7 +21,8 @@ import threading
 import time
 from typing import Any
 
-from indexer.index import Index, IndexConfig
+from indexer.index import IndexConfig
+from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.status import vault_status
 from indexer.verify import disagreements
@@ -129,7 +130,7 @@ class Daemon:
     ) -> None:
         self.layout = layout
         self.rescan_every = rescan_every
-        self.index = Index(layout, config)  # takes the index lock: a second daemon fails here
+        self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
         self.lock = threading.RLock()
         self.pending = PendingPaths(debounce)
@@ -190,7 +191,7 @@ class Daemon:
         problems: list[str] = []
         with self.lock:
             if request.rebuild:
-                self.index.rebuild()
+                self.index.reset("rebuild")
             stats = reconcile(self.index, request.paths or None, problems=problems)
             if not request.paths:
                 self.last_reconcile = time.time()

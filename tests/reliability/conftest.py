@@ -91,10 +91,11 @@ def one_line(stderr: str) -> bool:
 
 def disagreements(layout: Layout) -> list[str]:
     """Open the index in this process (no daemon may hold it) and list every disagreement."""
-    from indexer.index import Index, IndexConfig
+    from indexer.index import IndexConfig
+    from indexer.opening import open_index
     from indexer.verify import disagreements as check
 
-    with Index(layout, IndexConfig(embedder="hash-384")) as index:
+    with open_index(layout, IndexConfig(embedder="hash-384")) as index:
         return check(index)
 
 

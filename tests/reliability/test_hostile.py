@@ -16,7 +16,8 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from indexer.index import Index, IndexConfig
+from indexer.index import IndexConfig
+from indexer.opening import open_index
 from indexer.reconcile import Reconciler, reconcile
 from indexer.verify import disagreements as index_disagreements
 from search.engine import Searcher
@@ -174,7 +175,7 @@ def test_hostile_notes_arriving_while_the_daemon_runs(layout):
 
 def test_a_note_that_vanishes_after_its_stat(layout):
     (layout.root / "a.md").write_text("# A\n\nhere a moment\n")
-    with Index(layout, IndexConfig(embedder="hash-384")) as index:
+    with open_index(layout, IndexConfig(embedder="hash-384")) as index:
         entry = stat_entry(layout, "a.md")
         (layout.root / "a.md").unlink()
         assert Reconciler(index)._check(entry, None) is None
@@ -282,7 +283,7 @@ def _note_bytes(draw: st.DrawFn) -> bytes:
 def _hypothesis_notes(layout: Layout, examples: int, seed_value: int) -> int:
     (layout.root / SENTINEL[0]).write_text(SENTINEL[1], encoding="utf-8")
     runs = [0]
-    with Index(layout, IndexConfig(embedder="hash-384")) as index:
+    with open_index(layout, IndexConfig(embedder="hash-384")) as index:
         reconcile(index)
 
         @seed(seed_value)

@@ -1,0 +1,144 @@
+"""Opening a vault's index: the lock, the choices it was built with, and the migrations a writer owes.
+
+Opening takes `<vault>/.memvault/index.lock`, so a second owner fails fast
+with `StoreLocked` instead of queueing behind the first. A writer settles
+every reason to rebuild (new schema, another model, another store, another
+tokenizer or chunker, a crash mid-write) before anyone reads; a reader never
+changes anything and raises `IndexUnavailable` instead, so search can fall
+back to the files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+
+from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
+from indexer.index import Index, IndexConfig
+from indexer.manifest import IndexUnavailable, Manifest
+from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from indexer.tokenizer import Tokenizer
+from indexer.vectors import StoreLocked
+from vault.chunking import VERSION as CHUNKER_VERSION
+from vault.paths import Layout
+
+log = logging.getLogger("memvault")
+
+
+def open_index(
+    layout: Layout,
+    config: IndexConfig | None = None,
+    embedder: Embedder | None = None,
+    writable: bool = True,
+    load_bm25: bool = True,
+) -> Index:
+    """Open (and, for a writer, migrate) the index. `load_bm25=False` is for writers that never
+    search (`memvault index`): reading the postings back is most of the cost of opening a large index."""
+    manifest_path = layout.state_dir / "manifest.sqlite"
+    if not writable and not manifest_path.exists():
+        raise IndexUnavailable(f"{layout.state_dir}: no index yet; run `memvault index`")
+    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    lock_fd = _take_lock(layout.state_dir / "index.lock")
+    try:
+        manifest = Manifest(manifest_path, create=writable)
+        config = _settle_config(manifest, config or IndexConfig())
+        recorded = manifest.get_meta("embedder")
+        if not writable and recorded is None:
+            raise IndexUnavailable(f"{layout.state_dir}: the index is empty; run `memvault index`")
+        chosen = recorded if not writable else config.embedder or recorded or DEFAULT_EMBEDDER
+        index = Index(layout, lock_fd, manifest, config, embedder or load_embedder(chosen), writable)
+        if writable:
+            settle_writer(index, recorded)
+        else:
+            index.open_vectors()
+        index.tokenizer = _settle_tokenizer(index)
+        if load_bm25:
+            index.load_bm25()
+        return index
+    except BaseException:
+        os.close(lock_fd)
+        raise
+
+
+def recover(index: Index, reason: str) -> None:
+    """The manifest or the embedded store broke while open (deleted or garbled under a daemon): say
+    so in one line, drop all derived data and open it again, empty; the caller's next reconcile
+    rebuilds everything from the notes."""
+    log.warning(f"{reason}: rebuilding the index from the notes")
+    index.reset("drop")
+    settle_writer(index, None)
+    assert index.tokenizer is not None
+    index.manifest.set_meta("tokenizer", index.tokenizer.version)
+
+
+def settle_writer(index: Index, recorded: str | None) -> None:
+    """A writer's migrations, in order: a new manifest, another model, another store, a crash mid-write."""
+    manifest, config = index.manifest, index.config
+    if manifest.created:
+        manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
+        if not manifest.damaged and not config.qdrant_url and index.edge_path.exists():
+            log.warning(f"{manifest.path}: missing while a vector store exists; rebuilding the index")
+    if recorded is not None and recorded != index.embedder.name:
+        log.warning(f"embedder changed from {recorded} to {index.embedder.name}: rebuilding the index")
+        index.reset("drop")
+    if (manifest.get_meta("qdrant_url") or None) != config.qdrant_url and manifest.get_meta("store"):
+        log.warning(f"vector store moved to {config.qdrant_url or 'the embedded store'}: reindexing into it")
+        index.reset("drop")
+    index.open_vectors()
+    assert index.vectors is not None
+    for key, value in (
+        ("embedder", index.embedder.name),
+        ("dim", str(index.embedder.dim)),
+        ("store", index.vectors.description),
+        ("qdrant_url", config.qdrant_url or ""),
+        ("collection", config.collection),
+    ):
+        manifest.set_meta(key, value)
+    if manifest.get_meta("dirty") == "1":
+        index.reset("repair")
+    elif getattr(index.vectors, "created", False) and manifest.chunk_count():
+        log.warning(f"{index.vectors.description}: the vector store was missing; re-adding every note to it")
+        index.reset("repair")
+    if manifest.get_meta("chunker") != CHUNKER_VERSION:
+        manifest.invalidate(manifest.files())  # re-chunk all; unchanged text stays cached
+        manifest.set_meta("chunker", CHUNKER_VERSION)
+
+
+def _settle_config(manifest: Manifest, config: IndexConfig) -> IndexConfig:
+    """The Qdrant location is sticky: once indexed into a server, later opens use it too.
+    `--qdrant-url embedded` goes back to the embedded store."""
+    recorded = manifest.get_meta("qdrant_url") or None
+    url = config.qdrant_url if config.qdrant_url is not None else recorded
+    url = None if url in ("", "embedded") else url
+    collection = manifest.get_meta("collection") if config.qdrant_url is None else None
+    return IndexConfig(config.embedder, url, config.qdrant_api_key, collection or config.collection, config.tokenizer)
+
+
+def _settle_tokenizer(index: Index) -> Tokenizer:
+    """A reader uses the variant the index recorded (stored counts only match queries cut the same
+    way); a writer given another variant re-tokenises the stored text, without re-embedding."""
+    manifest = index.manifest
+    recorded = Tokenizer.from_version(manifest.get_meta("tokenizer"))
+    if not index.writable:
+        if recorded is None:
+            raise IndexUnavailable("the index was built with an older tokenizer; run `memvault index`")
+        return recorded
+    wanted = Tokenizer.named(index.config.tokenizer) if index.config.tokenizer else None
+    chosen = wanted or recorded or DEFAULT_TOKENIZER
+    if chosen != recorded:
+        manifest.set_tokens((cid, dict(Counter(chosen(text)))) for cid, text in manifest.iter_texts())
+        manifest.set_meta("tokenizer", chosen.version)
+    return chosen
+
+
+def _take_lock(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreLocked(f"{path.parent}: the index is open in another memvault process") from None
+    return fd
