@@ -29,8 +29,7 @@ from indexer.watcher import DEBOUNCE_S, PendingPaths, Watcher
 from vault.daily import append_daily
 from vault.errors import MemvaultError, UsageError
 from vault.memory_file import remember
-from vault.paths import Layout, parse_date
-from vault.scan import is_note_name
+from vault.paths import Layout, is_note_rel, parse_date
 
 RESCAN_S = 300.0
 MAX_REQUEST_BYTES = 1 << 20
@@ -319,7 +318,6 @@ def _note_paths(value: Any) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
         raise UsageError('"paths" must be a list of vault-relative note paths')
     for rel in value:
-        parts = rel.split("/")
-        if rel.startswith("/") or ".." in parts or "" in parts or not is_note_name(rel):
+        if not is_note_rel(rel):
             raise UsageError(f"{rel!r}: not a vault-relative note path (*.md outside dot-folders)")
     return value
