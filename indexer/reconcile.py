@@ -8,7 +8,6 @@ crash between them is repaired when the index is next opened.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import sys
 import time
@@ -25,7 +24,7 @@ from indexer.index import Index
 from indexer.vectors import StoreError, StoreLocked
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
-from vault.fileio import MAX_NOTE_BYTES, decode_note
+from vault.fileio import read_note
 from vault.model import Chunk, Note
 from vault.notes import parse_note
 from vault.scan import FileEntry, scan_vault, stat_entry
@@ -74,15 +73,8 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
 
 def _read(entry: FileEntry) -> tuple[str, str]:
     """(sha256, text) of one note; raises NoteReadError naming it."""
-    if entry.size > MAX_NOTE_BYTES:
-        raise NoteReadError(f"{entry.rel}: {entry.size:,} bytes is over the {MAX_NOTE_BYTES:,}-byte note limit")
-    try:
-        data = entry.path.read_bytes()
-    except FileNotFoundError:
-        raise NoteReadError(f"{entry.rel}: vanished before it could be read") from None
-    except OSError as exc:
-        raise NoteReadError(f"{entry.rel}: cannot read ({exc.strerror or exc})") from None
-    return hashlib.sha256(data).hexdigest(), decode_note(data, entry.rel).text
+    note = read_note(entry.path, entry.rel, size=entry.size, missing="vanished before it could be read")
+    return note.sha256, note.text
 
 
 class Reconciler:
