@@ -9,7 +9,6 @@ tokenizer, a crash mid-write) before anyone reads from the index.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import sqlite3
@@ -26,6 +25,7 @@ from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from vault.chunking import VERSION as CHUNKER_VERSION
+from vault.locks import try_lock
 from vault.paths import Layout
 
 
@@ -143,12 +143,9 @@ class Index:
 
     @staticmethod
     def _take_lock(path: Path) -> int:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreLocked(f"{path.parent}: the index is open in another memvault process") from None
+        fd = try_lock(path)
+        if fd is None:
+            raise StoreLocked(f"{path.parent}: the index is open in another memvault process")
         return fd
 
     def _edge_path(self) -> Path:

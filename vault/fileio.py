@@ -8,7 +8,6 @@ dominant line ending and encoding.
 from __future__ import annotations
 
 import codecs
-import fcntl
 import hashlib
 import os
 import re
@@ -19,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vault.errors import LockError, NoteReadError
+from vault.locks import try_lock
 from vault.paths import Layout
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
@@ -114,19 +114,13 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     rename, so a lock on the note's inode would not outlive the first write.
     """
     layout.state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(layout.state_dir / "write.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    path = layout.state_dir / "write.lock"
+    deadline = time.monotonic() + timeout
+    while (fd := try_lock(path)) is None:
+        if time.monotonic() > deadline:
+            raise LockError(f"{path}: vault is locked by another writer for over {timeout:.0f}s")
+        time.sleep(0.005)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LockError(
-                        f"{layout.state_dir / 'write.lock'}: vault is locked by another writer for over {timeout:.0f}s"
-                    ) from None
-                time.sleep(0.005)
         yield
     finally:
         os.close(fd)
