@@ -17,12 +17,13 @@ import numpy as np
 from indexer.embedder import EmbedderError
 from indexer.filters import KINDS, FilterSpec
 from indexer.index import Index, IndexConfig
-from indexer.tokenizer import cjk_share, tokenize
+from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
 from search.fallback import substring_search
 from search.fusion import RRF_K, WEIGHTS, cap_per_doc, rrf
 from search.hits import MODES, Hit, SearchResult
 from search.snippet import make_snippet, match_terms
+from vault.cjk import cjk_share
 from vault.errors import UsageError
 from vault.paths import Layout, parse_date
 

@@ -14,10 +14,11 @@ from indexer.index import Index, IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.reconcile import reconcile
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from indexer.tokenizer import Tokenizer, cjk_share, tokenize
+from indexer.tokenizer import Tokenizer, tokenize
 from indexer.vectors import StoreLocked
 from indexer.verify import disagreements
 from tests.conftest import MEMVAULT
+from vault.cjk import cjk_share
 from vault.errors import UsageError
 
 NOTES = {
