@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from vault.config import load_settings
 from vault.errors import MemvaultError
 
 MINILM = "minilm-l6-int8"
@@ -79,10 +80,7 @@ def in_length_order(texts: Sequence[str], dim: int, encode: Callable[[list[str]]
 
 
 def cache_root() -> Path:
-    base = os.environ.get("MEMVAULT_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memvault"
-    )
-    return Path(base)
+    return load_settings().cache_dir
 
 
 def _package_dir(name: str) -> Path:

@@ -25,6 +25,7 @@ from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from vault.chunking import VERSION as CHUNKER_VERSION
+from vault.config import load_settings
 from vault.locks import try_lock
 from vault.paths import Layout
 
@@ -41,15 +42,15 @@ class IndexConfig:
 
     @classmethod
     def from_env(
-        cls, embedder: str | None = None, qdrant_url: str | None = None, tokenizer: str | None = None
+        cls,
+        embedder: str | None = None,
+        qdrant_url: str | None = None,
+        tokenizer: str | None = None,
+        root: Path | None = None,
     ) -> IndexConfig:
-        return cls(
-            embedder=embedder or os.environ.get("MEMVAULT_EMBEDDER") or None,
-            qdrant_url=qdrant_url or os.environ.get("MEMVAULT_QDRANT_URL") or None,
-            qdrant_api_key=os.environ.get("QDRANT_API_KEY") or None,
-            collection=os.environ.get("MEMVAULT_COLLECTION") or "memvault",
-            tokenizer=tokenizer or os.environ.get("MEMVAULT_TOKENIZER") or None,
-        )
+        """The arguments, else the environment, else `<root>/memvault.toml` (see `vault.config`)."""
+        s = load_settings(root, embedder=embedder, qdrant_url=qdrant_url, tokenizer=tokenizer)
+        return cls(s.embedder, s.qdrant_url, s.qdrant_api_key, s.collection, s.tokenizer)
 
 
 def _warn(message: str) -> None:

@@ -14,10 +14,9 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from vault.config import DEBOUNCE_S
 from vault.paths import Layout, is_note_rel
 from vault.scan import GitIgnore
-
-DEBOUNCE_S = 1.5
 
 
 class PendingPaths:

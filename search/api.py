@@ -32,7 +32,7 @@ class Vault:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, config: IndexConfig | None = None) -> None:
         self.layout = resolve_vault(path)
-        self.config = config or IndexConfig.from_env()
+        self.config = config or IndexConfig.from_env(root=self.layout.root)
         self._searcher: Searcher | None = None
 
     @property

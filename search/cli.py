@@ -128,7 +128,7 @@ def cmd_index(args: argparse.Namespace, layout: Layout) -> int:
             **request(layout, {"op": "reindex", "rebuild": args.rebuild}, timeout=24 * 3600)["stats"]
         )
     else:
-        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
+        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer, root=layout.root)
         with Index(layout, config, load_bm25=False) as index:  # indexing never searches
             if args.rebuild:
                 index.rebuild()
@@ -234,7 +234,7 @@ def cmd_daemon(args: argparse.Namespace, layout: Layout) -> int:
         from indexer.index import IndexConfig
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
+        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer, root=layout.root)
         service.run(layout, config, debounce=args.debounce, rescan=args.rescan)
         return 0
     if args.action == "start":

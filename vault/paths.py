@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault.config import env
 from vault.errors import PathError, UsageError
 
 ENV_VAR = "MEMVAULT_VAULT"
@@ -52,7 +53,7 @@ class Layout:
 
 def resolve_vault(arg: str | os.PathLike[str] | None = None) -> Layout:
     """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`: the order users expect from CLI tools."""
-    chosen = arg or os.environ.get(ENV_VAR) or DEFAULT_VAULT
+    chosen = arg or env(ENV_VAR) or DEFAULT_VAULT
     return Layout(Path(chosen).expanduser().resolve())
 
 
