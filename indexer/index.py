@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from indexer.bm25 import BM25Index
-from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
+from indexer.embedder import Embedder
+from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from indexer.embedder import DEFAULT_EMBEDDER, load_embedder
+from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from indexer.index import Index, IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.reconcile import reconcile
