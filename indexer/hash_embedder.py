@@ -8,9 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from vault.cjk import LETTER_CLASS
+
 
 class HashEmbedder:
-    """Feature hashing of word and CJK-character tokens into a fixed-size vector: no model at all.
+    """Feature hashing of word tokens into a fixed-size vector: no model at all.
 
     A lexical stand-in, not a semantic model: the benchmark uses it to build
     100,000-chunk indexes in minutes, to measure the machinery, not quality.
@@ -19,7 +21,9 @@ class HashEmbedder:
     name = "hash-384"
     dim = 384
     multilingual = True  # hashes CJK characters like words
-    _token = re.compile(r"[^\W\d_]+|\d+|[\u3400-\u9fff]")
+    # a run of CJK letters is one word to `[^\W\d_]+`; the CJK class adds only the few CJK letters that are
+    # not word characters (the katakana middle dot, the kana sound marks)
+    _token = re.compile(rf"[^\W\d_]+|\d+|{LETTER_CLASS}")
 
     def _vector(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim, dtype=np.float32)
