@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from indexer.faults import crash_point
-from indexer.filters import iso_day
+from indexer.filters import payload_for
 from indexer.index import Index
 from indexer.vectors import StoreError, StoreLocked
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
 from vault.fileio import read_note
-from vault.model import Chunk, Note
+from vault.model import Chunk
 from vault.notes import parse_note
 from vault.scan import FileEntry, scan_vault, stat_entry
 
@@ -55,20 +55,6 @@ class _Parsed:
     sha: str
     chunks: list[Chunk]
     payloads: list[dict[str, Any]]
-
-
-def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
-    """What the vector store filters on, and what BM25's pushed-down filter reads."""
-    return {
-        "path": chunk.path,
-        "kind": note.kind,
-        "date": iso_day(note.date) if note.date else None,
-        "section": chunk.section,
-        "tags": list(note.tags),
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "content_hash": chunk.content_hash,
-    }
 
 
 def _read(entry: FileEntry) -> tuple[str, str]:
