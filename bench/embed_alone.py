@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from indexer.embedder import load_embedder
+from indexer.embedders import load_embedder
 from vault.chunking import chunk_note
 from vault.notes import parse_note
 from vault.paths import Layout

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import signal
 
+from vault.config import env
+
 _COUNTERS: dict[str, int] = {}
 
 
 def crash_point(name: str) -> None:
     """Kill this process with SIGKILL at the N-th pass of `name` when `MEMVAULT_CRASH_AT=name[:N]`."""
-    wanted = os.environ.get("MEMVAULT_CRASH_AT")
+    wanted = env("MEMVAULT_CRASH_AT")
     if not wanted:
         return
     point, _, nth = wanted.partition(":")

@@ -1,4 +1,5 @@
-"""One filter, three readings: a Qdrant Edge filter, a qdrant-client filter, and a payload predicate.
+"""One filter, three readings: a Qdrant Edge filter, a qdrant-client filter, and a payload predicate;
+and `payload_for`, the payload of a chunk that all three read.
 
 Filters are pushed into each retriever before its top-k cut, so a date range
 returns the best hits inside the range, not what is left of the global best.
@@ -11,12 +12,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vault.model import Chunk, Note
+
 KINDS = ("daily", "memory", "other")
 
 
 def iso_day(day: dt.date) -> str:
     """Dates are stored as midnight UTC ISO strings; Qdrant Edge has no date type of its own."""
     return f"{day.isoformat()}T00:00:00Z"
+
+
+def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
+    """What the vector store filters on, and what BM25's pushed-down filter reads."""
+    return {
+        "path": chunk.path,
+        "kind": note.kind,
+        "date": iso_day(note.date) if note.date else None,
+        "section": chunk.section,
+        "tags": list(note.tags),
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "content_hash": chunk.content_hash,
+    }
 
 
 @dataclass(frozen=True)

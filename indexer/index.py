@@ -31,6 +31,7 @@ from indexer.filters import FilterSpec
 from indexer.manifest import ChunkRow, FileRow, Manifest
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
+from vault.config import Settings, load_settings
 from vault.model import Chunk
 from vault.paths import Layout
 
@@ -49,16 +50,20 @@ class IndexConfig:
     tokenizer: str | None = None
 
     @classmethod
+    def from_settings(cls, settings: Settings) -> IndexConfig:
+        return cls(settings.embedder, settings.qdrant_url, settings.qdrant_api_key, settings.collection,
+                   settings.tokenizer)  # fmt: skip
+
+    @classmethod
     def from_env(
-        cls, embedder: str | None = None, qdrant_url: str | None = None, tokenizer: str | None = None
+        cls,
+        embedder: str | None = None,
+        qdrant_url: str | None = None,
+        tokenizer: str | None = None,
+        root: Path | None = None,
     ) -> IndexConfig:
-        return cls(
-            embedder=embedder or os.environ.get("MEMVAULT_EMBEDDER") or None,
-            qdrant_url=qdrant_url or os.environ.get("MEMVAULT_QDRANT_URL") or None,
-            qdrant_api_key=os.environ.get("QDRANT_API_KEY") or None,
-            collection=os.environ.get("MEMVAULT_COLLECTION") or "memvault",
-            tokenizer=tokenizer or os.environ.get("MEMVAULT_TOKENIZER") or None,
-        )
+        """The arguments, else the environment, else `<root>/memvault.toml` (see `vault.config`)."""
+        return cls.from_settings(load_settings(root, embedder=embedder, qdrant_url=qdrant_url, tokenizer=tokenizer))
 
 
 @dataclass(frozen=True)

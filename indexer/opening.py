@@ -10,19 +10,20 @@ back to the files.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 from collections import Counter
 from pathlib import Path
 
-from indexer.embedder import DEFAULT_EMBEDDER, Embedder, load_embedder
+from indexer.embedder import Embedder
+from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from indexer.index import Index, IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import StoreLocked
 from vault.chunking import VERSION as CHUNKER_VERSION
+from vault.locks import try_lock
 from vault.paths import Layout
 
 log = logging.getLogger("memvault")
@@ -135,10 +136,7 @@ def _settle_tokenizer(index: Index) -> Tokenizer:
 
 
 def _take_lock(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise StoreLocked(f"{path.parent}: the index is open in another memvault process") from None
+    fd = try_lock(path)
+    if fd is None:
+        raise StoreLocked(f"{path.parent}: the index is open in another memvault process")
     return fd

@@ -8,7 +8,6 @@ recoverable after a crash.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import sys
 import time
@@ -16,14 +15,13 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from indexer.filters import iso_day
+from indexer.filters import payload_for
 from indexer.index import FileChunks, Index
 from indexer.opening import recover
 from indexer.vectors import StoreError, StoreLocked
 from vault.chunking import chunk_note
 from vault.errors import NoteReadError
-from vault.fileio import MAX_NOTE_BYTES, decode_note
-from vault.model import Chunk, Note
+from vault.fileio import read_note
 from vault.notes import parse_note
 from vault.scan import FileEntry, scan_vault, stat_entry
 
@@ -47,31 +45,10 @@ class ReconcileStats:
         return out
 
 
-def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
-    """What the vector store filters on, and what BM25's pushed-down filter reads."""
-    return {
-        "path": chunk.path,
-        "kind": note.kind,
-        "date": iso_day(note.date) if note.date else None,
-        "section": chunk.section,
-        "tags": list(note.tags),
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "content_hash": chunk.content_hash,
-    }
-
-
 def _read(entry: FileEntry) -> tuple[str, str]:
     """(sha256, text) of one note; raises NoteReadError naming it."""
-    if entry.size > MAX_NOTE_BYTES:
-        raise NoteReadError(f"{entry.rel}: {entry.size:,} bytes is over the {MAX_NOTE_BYTES:,}-byte note limit")
-    try:
-        data = entry.path.read_bytes()
-    except FileNotFoundError:
-        raise NoteReadError(f"{entry.rel}: vanished before it could be read") from None
-    except OSError as exc:
-        raise NoteReadError(f"{entry.rel}: cannot read ({exc.strerror or exc})") from None
-    return hashlib.sha256(data).hexdigest(), decode_note(data, entry.rel).text
+    note = read_note(entry.path, entry.rel, size=entry.size, missing="vanished before it could be read")
+    return note.sha256, note.text
 
 
 class Reconciler:

@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 
+from vault.cjk import CJK_RUN
 from vault.errors import UsageError
 
-_CJK_RUN = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+)")
 _WORD = re.compile(r"[^\W_]+")
 _LATIN = re.compile(r"[a-z]+")
 _lock = threading.Lock()
@@ -91,7 +91,7 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         """Tokens in text order."""
         tokens: list[str] = []
-        for i, part in enumerate(_CJK_RUN.split(text)):
+        for i, part in enumerate(CJK_RUN.split(text)):
             if not part:
                 continue
             if i % 2:  # a CJK run
@@ -115,13 +115,6 @@ PLAIN = Tokenizer()
 # chosen by `python -m bench matrix`: stop words and stemming gained on all three sets, search mode beat
 # lcut on CMRC (nDCG@10 0.983 against 0.982; see bench/results/README.md)
 DEFAULT = Tokenizer("search", stop=True, stem=True)
-
-
-def cjk_share(text: str) -> float:
-    """The share of a text's letters that are CJK: how search tells a Chinese query from an English one."""
-    cjk = sum(len(run) for run in _CJK_RUN.findall(text))
-    letters = sum(ch.isalpha() for ch in text)
-    return cjk / letters if letters else 0.0
 
 
 def tokenize(text: str) -> list[str]:

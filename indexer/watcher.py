@@ -14,10 +14,9 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from vault.paths import Layout
-from vault.scan import GitIgnore, is_note_name
-
-DEBOUNCE_S = 1.5
+from vault.config import DEBOUNCE_S
+from vault.paths import Layout, is_note_rel
+from vault.scan import GitIgnore
 
 
 class PendingPaths:
@@ -71,7 +70,7 @@ class _Handler(FileSystemEventHandler):
 
     def _note(self, raw: str | bytes) -> None:
         rel = self._rel(raw)
-        if rel is not None and is_note_name(rel) and not self.ignore.ignored(rel):
+        if rel is not None and is_note_rel(rel) and not self.ignore.ignored(rel):
             self.pending.add(rel)
 
     def on_any_event(self, event: FileSystemEvent) -> None:

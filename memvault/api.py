@@ -61,7 +61,8 @@ class Vault:
             from indexer.index import IndexConfig
             from memvault.local import LocalRuntime
 
-            self._runtime = LocalRuntime(self.layout, self._config or IndexConfig.from_env(), self._progress)
+            config = self._config or IndexConfig.from_env(root=self.layout.root)
+            self._runtime = LocalRuntime(self.layout, config, self._progress)
         return self._runtime
 
     # verbs that touch the index ------------------------------------------

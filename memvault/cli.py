@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from memvault import verbs
 from memvault.api import Vault
@@ -194,13 +194,16 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "run":
         from indexer.index import IndexConfig
         from memvault.daemon import server
+        from vault.config import load_settings
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-        config = IndexConfig.from_env(args.embedder, args.qdrant_url, args.tokenizer)
-        server.run(vault.layout, config, debounce=args.debounce, rescan=args.rescan)
+        settings = load_settings(vault.root, embedder=args.embedder, qdrant_url=args.qdrant_url,
+                                 tokenizer=args.tokenizer, debounce=args.debounce, rescan=args.rescan)  # fmt: skip
+        server.run(vault.layout, IndexConfig.from_settings(settings), settings.debounce, settings.rescan)
         return 0
     if args.action == "start":
-        extra = ["--debounce", str(args.debounce), "--rescan", str(args.rescan)]
+        extra = ["--debounce", str(args.debounce)] if args.debounce is not None else []
+        extra += ["--rescan", str(args.rescan)] if args.rescan is not None else []
         extra += ["--embedder", args.embedder] if args.embedder else []
         extra += ["--tokenizer", args.tokenizer] if args.tokenizer else []
         extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
@@ -224,6 +227,13 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     return 0 if status["running"] else 3
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake is one line, like every other error; the whole usage is one `--help` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"memvault: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from indexer.filters import KINDS
     from search.hits import MODES
@@ -233,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    parser = argparse.ArgumentParser(prog="memvault", parents=[common], description="A local-first memory vault.")
+    parser = _Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
@@ -296,8 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
     p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])
-    p.add_argument("--debounce", type=float, default=1.5, help="seconds a path must be quiet before indexing")
-    p.add_argument("--rescan", type=float, default=300.0, help="seconds between full reconcile scans")
+    p.add_argument("--debounce", type=float, help="seconds a path must be quiet before indexing (default 1.5)")
+    p.add_argument("--rescan", type=float, help="seconds between full reconcile scans (default 300)")
     p.add_argument("--embedder", help="embedding model for the index it owns")
     p.add_argument("--tokenizer", help="BM25 tokenizer for the index it owns")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store")

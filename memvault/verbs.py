@@ -18,9 +18,8 @@ from search.hits import SearchResult
 from search.options import SearchOptions, options_from
 from vault.daily import append_daily
 from vault.errors import UsageError
-from vault.memory_file import remember
-from vault.paths import Layout, parse_date
-from vault.scan import is_note_name
+from vault.memory_file import remember as remember_in_file
+from vault.paths import Layout, is_note_rel, parse_date
 
 
 class Runtime(Protocol):
@@ -79,14 +78,6 @@ class Verified(Message):
     disagreements: list[str]
 
 
-class Found(Message):
-    """The search reply is `SearchResult` itself (its JSON is the published `RESULT_SCHEMA`)."""
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> SearchResult:  # type: ignore[override]
-        return SearchResult.from_json(obj)
-
-
 # requests -----------------------------------------------------------------
 @dataclass(frozen=True)
 class Ping(Request):
@@ -119,8 +110,7 @@ class Reindex(Request):
         # vault-relative note names only: a request can neither index a file outside the vault nor
         # one memvault does not treat as a note (its own state, dot-folders)
         for rel in self.paths or ():
-            parts = rel.split("/")
-            if rel.startswith("/") or ".." in parts or "" in parts or not is_note_name(rel):
+            if not is_note_rel(rel):
                 raise UsageError(f"{rel!r}: not a vault-relative note path (*.md outside dot-folders)")
 
     @property
@@ -159,7 +149,7 @@ class Search(Request):
     """A query and its options; on the socket the options are flat public keys beside `query` (and `id`)."""
 
     op: ClassVar[str] = "search"
-    reply: ClassVar[type] = Found
+    reply: ClassVar[type] = SearchResult  # its JSON is the published `RESULT_SCHEMA`
     query: str
     options: SearchOptions = field(default_factory=SearchOptions)
     id: Any = None
@@ -204,8 +194,8 @@ def note(rt: Runtime, request: Note) -> Noted:
     return Noted(rel, rt.written([rel]))
 
 
-def remember_(rt: Runtime, request: Remember) -> Remembered:
-    saved = remember(rt.layout, request.text, section=request.section, kind=request.type)
+def remember(rt: Runtime, request: Remember) -> Remembered:
+    saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type)
     rel = rt.layout.relative(saved.path)
     return Remembered(rel, saved.section, saved.created_section, rt.written([rel]))
 
@@ -219,7 +209,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 
 HANDLERS: dict[type[Request], Any] = {
-    Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember_, Verify: verify, Search: search,
+    Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify, Search: search,
 }  # fmt: skip
 
 

@@ -14,13 +14,14 @@ import numpy as np
 from indexer.embedder import EmbedderError
 from indexer.index import Index, IndexConfig
 from indexer.opening import open_index
-from indexer.tokenizer import cjk_share, tokenize
+from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
 from search.fallback import substring_search
 from search.fusion import cap_per_doc, rrf
 from search.hits import Hit, SearchResult
 from search.options import SearchOptions
 from search.snippet import make_snippet, match_terms
+from vault.cjk import cjk_share
 from vault.errors import UsageError
 from vault.paths import Layout
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from indexer.filters import FilterSpec
-from indexer.reconcile import payload_for
+from indexer.filters import FilterSpec, payload_for
 from indexer.tokenizer import tokenize
 from search.fusion import cap_per_doc
 from search.hits import Hit

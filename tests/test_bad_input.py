@@ -3,6 +3,9 @@ and the rest of the vault keeps working."""
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+
 import pytest
 
 from vault.errors import NoteReadError
@@ -68,6 +71,20 @@ def test_oversized_note_is_refused(layout):
     big.write_bytes(b"a" * 2048)
     with pytest.raises(NoteReadError, match=r"big\.md: 2,048 bytes is over the 1,024-byte"):
         read_note(big, "big.md", max_bytes=1024)
+    # a size the caller already knows is the one checked (and named), without a second stat
+    with pytest.raises(NoteReadError, match=r"big\.md: 4,096 bytes is over the 1,024-byte"):
+        read_note(big, "big.md", max_bytes=1024, size=4096)
+
+
+def test_read_note_hashes_the_bytes_it_decoded(layout):
+    note = layout.root / "bom.md"
+    data = codecs.BOM_UTF8 + "# 标题\r\n\r\ntext\r\n".encode()
+    note.write_bytes(data)
+    read = read_note(note, "bom.md")
+    assert read.sha256 == hashlib.sha256(data).hexdigest() and read.text == "# 标题\r\n\r\ntext\r\n"
+    assert (read.bom, read.newline) == (codecs.BOM_UTF8, "\r\n")
+    with pytest.raises(NoteReadError, match=r"^gone\.md: vanished before it could be read$"):
+        read_note(layout.root / "gone.md", "gone.md", missing="vanished before it could be read")
 
 
 def test_directory_and_missing_note(layout, cli):

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from indexer.embedder import EmbedderError, load_embedder
+from indexer.embedder import EmbedderError
+from indexer.embedders import load_embedder
 
 PASSAGES = [
     "向量数据库用于存储嵌入向量并进行相似度搜索。",

@@ -9,15 +9,16 @@ import sys
 import numpy as np
 import pytest
 
-from indexer.embedder import DEFAULT_EMBEDDER, load_embedder
+from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from indexer.index import IndexConfig
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from indexer.tokenizer import Tokenizer, cjk_share, tokenize
+from indexer.tokenizer import Tokenizer, tokenize
 from indexer.vectors import StoreLocked
 from indexer.verify import disagreements
+from vault.cjk import cjk_share
 from vault.errors import UsageError
 
 NOTES = {

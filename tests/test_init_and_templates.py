@@ -30,6 +30,7 @@ def test_init_is_idempotent_and_never_overwrites(layout, cli):
 
 def test_unknown_language_is_a_one_line_error(layout, cli):
     result = cli("init", "--lang", "fr")
-    assert result.returncode != 0
-    assert "invalid choice" in result.stderr
+    assert result.returncode == 2
+    assert result.stderr.startswith("memvault: error: argument --lang: invalid choice") and "'fr'" in result.stderr
+    assert result.stderr.count("\n") == 1
     assert not layout.memory_md.exists()

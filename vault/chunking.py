@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from vault.cjk import CJK_WIDE
 from vault.model import Chunk, Note
 from vault.sections import iter_headings, outside_fences
 
@@ -22,10 +23,6 @@ VERSION = "c2"  # bump when chunk boundaries or texts change: indexes re-chunk e
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
-_CJK = re.compile(
-    r"[\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
-)
 _WORD = re.compile(r"[^\W_]+|[^\w\s]")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
@@ -33,8 +30,8 @@ _SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
 
 def estimate_tokens(text: str) -> int:
     """A cheap, model-free estimate of WordPiece tokens, good enough to size chunks."""
-    cjk = len(_CJK.findall(text))
-    rest = _CJK.sub(" ", text)
+    cjk = len(CJK_WIDE.findall(text))
+    rest = CJK_WIDE.sub(" ", text)
     words = _WORD.findall(rest)
     long_words = sum(len(w) // 8 for w in words)  # long words split into several pieces
     return cjk + len(words) + long_words
@@ -95,7 +92,7 @@ def _split_line(i: int, line: str, limit: int) -> Iterator[_Piece]:
             start += cut
             view = _window(sentence, start, limit)
         sentence = view  # within the limit, so the window reached the sentence's end
-        candidate = f"{buf} {sentence}".strip() if not _CJK.search(sentence[:1]) else buf + sentence
+        candidate = f"{buf} {sentence}".strip() if not CJK_WIDE.search(sentence[:1]) else buf + sentence
         if buf and estimate_tokens(candidate) > limit:
             yield _Piece(i, i, buf, estimate_tokens(buf))
             buf = sentence

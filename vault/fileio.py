@@ -8,16 +8,17 @@ dominant line ending and encoding.
 from __future__ import annotations
 
 import codecs
-import fcntl
+import hashlib
 import os
 import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vault.errors import LockError, NoteReadError
+from vault.locks import try_lock
 from vault.paths import Layout
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
@@ -32,12 +33,14 @@ _BOMS = (
 
 @dataclass(frozen=True)
 class TextFile:
-    """A note's decoded text plus what is needed to write it back the same way."""
+    """A note's decoded text plus what is needed to write it back the same way; `sha256` is the hex
+    digest of the bytes it was decoded from when `read_note` read it ("" otherwise)."""
 
     text: str
     encoding: str = "utf-8"
     bom: bytes = b""
     newline: str = "\n"
+    sha256: str = ""
 
     def encode(self, text: str) -> bytes:
         return self.bom + text.encode(self.encoding)
@@ -72,23 +75,35 @@ def decode_note(data: bytes, name: str) -> TextFile:
     return TextFile(text, encoding, bom, _detect_newline(text))
 
 
-def read_note(path: Path, name: str | None = None, max_bytes: int = MAX_NOTE_BYTES) -> TextFile:
-    """Read one note, turning every way it can fail into a one-line `NoteReadError`."""
+def read_note(
+    path: Path,
+    name: str | None = None,
+    max_bytes: int = MAX_NOTE_BYTES,
+    *,
+    size: int | None = None,
+    missing: str = "no such note",
+) -> TextFile:
+    """Read one note (its bytes once), turning every way it can fail into a one-line `NoteReadError`.
+
+    `size` is the size a caller already knows from its own `stat` (the walk's): the limit is
+    checked against it and the file is not stat-ed again. `missing` says what a missing file is
+    ("vanished before it could be read" for a file the walk had just seen)."""
     label = name or str(path)
     try:
-        size = path.stat().st_size
+        if size is None:
+            size = path.stat().st_size
         if size > max_bytes:
             raise NoteReadError(f"{label}: {size:,} bytes is over the {max_bytes:,}-byte note limit")
         data = path.read_bytes()
     except NoteReadError:
         raise
     except FileNotFoundError:
-        raise NoteReadError(f"{label}: no such note") from None
+        raise NoteReadError(f"{label}: {missing}") from None
     except IsADirectoryError:
         raise NoteReadError(f"{label}: is a directory, not a note") from None
     except OSError as exc:
         raise NoteReadError(f"{label}: cannot read ({exc.strerror or exc})") from None
-    return decode_note(data, label)
+    return replace(decode_note(data, label), sha256=hashlib.sha256(data).hexdigest())
 
 
 @contextmanager
@@ -99,19 +114,13 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     rename, so a lock on the note's inode would not outlive the first write.
     """
     layout.state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(layout.state_dir / "write.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    path = layout.state_dir / "write.lock"
+    deadline = time.monotonic() + timeout
+    while (fd := try_lock(path)) is None:
+        if time.monotonic() > deadline:
+            raise LockError(f"{path}: vault is locked by another writer for over {timeout:.0f}s")
+        time.sleep(0.005)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LockError(
-                        f"{layout.state_dir / 'write.lock'}: vault is locked by another writer for over {timeout:.0f}s"
-                    ) from None
-                time.sleep(0.005)
         yield
     finally:
         os.close(fd)

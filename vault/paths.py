@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault.config import env
 from vault.errors import PathError, UsageError
 
 ENV_VAR = "MEMVAULT_VAULT"
@@ -52,7 +53,7 @@ class Layout:
 
 def resolve_vault(arg: str | os.PathLike[str] | None = None) -> Layout:
     """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`: the order users expect from CLI tools."""
-    chosen = arg or os.environ.get(ENV_VAR) or DEFAULT_VAULT
+    chosen = arg or env(ENV_VAR) or DEFAULT_VAULT
     return Layout(Path(chosen).expanduser().resolve())
 
 
@@ -87,6 +88,19 @@ def parse_date(text: str) -> dt.date:
         raise UsageError(f"{text!r}: not a date; use YYYY-MM-DD") from None
 
 
+def _hidden(rel: str) -> bool:
+    """Some part of a vault-relative posix path starts with '.' (`.memvault/`, `.trash/`, `..`, `.draft.md`)."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def is_note_rel(rel: str) -> bool:
+    """The one rule for "this vault-relative posix path names a note", as the walk, the watcher, the
+    daemon and `show`/`rewrite` all judge it: relative, no '..' and no empty part, no part starting
+    with '.', and a `.md`/`.markdown` name (any case)."""
+    parts = rel.split("/")
+    return rel.lower().endswith(NOTE_SUFFIXES) and all(parts) and not _hidden(rel)
+
+
 def note_path(layout: Layout, ref: str) -> Path:
     """`memory`, a date (`today`, `YYYY-MM-DD`) or a vault-relative path, as `show` and `rewrite` accept.
 
@@ -97,7 +111,9 @@ def note_path(layout: Layout, ref: str) -> Path:
     if ref.lower() in ("today", "yesterday") or (len(ref) == 10 and ref[4:5] == "-" and ref[:4].isdigit()):
         return inside(layout, layout.relative(layout.daily_note(parse_date(ref))))
     resolved = inside(layout, ref)
-    parts = [*Path(ref).parts, *Path(layout.relative(resolved)).parts]
-    if not ref.lower().endswith(NOTE_SUFFIXES) or any(p.startswith(".") for p in parts):
+    # the name as given (`./a.md` and `a//b.md` name `a.md` and `a/b.md`, `a.md/` names no note) must be
+    # a note, and the file it leads to must not be hidden either (a symlink into `.memvault/`)
+    given = Path(ref).as_posix()
+    if not is_note_rel(given) or ref.endswith(("/", "/.")) or _hidden(layout.relative(resolved)):
         raise PathError(f"{ref}: not a note (a note is a *.md file outside dot-folders such as {STATE_DIR}/)")
     return resolved

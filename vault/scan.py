@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.paths import NOTE_SUFFIXES, Layout
+from vault.paths import Layout, is_note_rel
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,6 @@ class GitIgnore:
         return result
 
 
-def is_note_name(rel: str) -> bool:
-    """A note path as the watcher and the walk both judge it: a `.md` file outside dot-folders."""
-    parts = rel.split("/")
-    return rel.lower().endswith(NOTE_SUFFIXES) and not any(p.startswith(".") for p in parts)
-
-
 def scan_vault(layout: Layout) -> Iterator[FileEntry]:
     """Walk the vault in a stable order; symlinks are followed only while they stay inside it."""
     ignore = GitIgnore.load(layout.root)
@@ -101,7 +95,7 @@ def scan_vault(layout: Layout) -> Iterator[FileEntry]:
         )
         for name in sorted(filenames):
             rel = rel_dir + name
-            if not is_note_name(rel) or ignore.ignored(rel):
+            if not is_note_rel(rel) or ignore.ignored(rel):
                 continue
             entry = stat_entry(layout, rel)
             if entry is not None:

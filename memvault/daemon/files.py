@@ -3,12 +3,12 @@ client can find and judge the daemon without importing the indexer."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import tempfile
 from pathlib import Path
 
+from vault.locks import lock_is_free
 from vault.paths import Layout
 
 
@@ -31,17 +31,7 @@ def log_path(layout: Layout) -> Path:
 
 def _index_lock_free(layout: Layout) -> bool:
     """True when no process holds the index lock: then no daemon can be serving this vault."""
-    try:
-        fd = os.open(layout.state_dir / "index.lock", os.O_RDWR)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)  # closing drops the lock if we took it
-    return True
+    return lock_is_free(layout.state_dir / "index.lock")
 
 
 def _alive(pid: int) -> bool:

@@ -26,17 +26,17 @@ from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.status import vault_status
 from indexer.verify import disagreements
-from indexer.watcher import DEBOUNCE_S, PendingPaths, Watcher
+from indexer.watcher import PendingPaths, Watcher
 from memvault import verbs
 from memvault.daemon.files import pid_path, socket_path
 from memvault.protocol import error_json, parse_request
 from search.engine import Searcher
 from search.hits import SearchResult
 from search.options import SearchOptions
+from vault.config import DEBOUNCE_S, RESCAN_S
 from vault.errors import MemvaultError, UsageError
 from vault.paths import Layout
 
-RESCAN_S = 300.0
 MAX_REQUEST_BYTES = 1 << 20
 CLIENT_IDLE_S = 30.0
 PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one

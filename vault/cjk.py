@@ -1,0 +1,43 @@
+"""Which characters are CJK, written once: for the tokenizer's CJK runs, chunking's token estimate
+and search's "is this a Chinese query" test.
+
+Two sets of ranges, as regex class fragments:
+- `LETTERS`: the scripts jieba cuts and a query's language is judged by (kana, CJK ideographs,
+  Hangul syllables);
+- `WIDE_EXTRAS`: the other wide characters chunking counts as about one model token each
+  (radicals, CJK punctuation such as 。「」, Bopomofo and jamo, full-width forms such as ！，).
+
+Changing either changes BM25 tokens or chunk boundaries, and with them every index and
+benchmark figure: bump `vault.chunking.VERSION` (and re-run the benchmark) if you must.
+"""
+
+from __future__ import annotations
+
+import re
+
+LETTERS = (
+    r"\u3040-\u30ff"  # Hiragana, Katakana
+    r"\u3400-\u4dbf"  # CJK Unified Ideographs Extension A
+    r"\u4e00-\u9fff"  # CJK Unified Ideographs
+    r"\uac00-\ud7af"  # Hangul Syllables
+    r"\uf900-\ufaff"  # CJK Compatibility Ideographs
+    r"\U00020000-\U0002fa1f"  # Extensions B-F and the Compatibility Ideographs Supplement
+)
+WIDE_EXTRAS = (
+    r"\u2e80-\u2fff"  # CJK and Kangxi radicals, ideographic description characters
+    r"\u3000-\u303f"  # CJK Symbols and Punctuation (ideographic space, 。「」、)
+    r"\u3100-\u31ff"  # Bopomofo, Hangul Compatibility Jamo, Kanbun, CJK Strokes, Katakana extensions
+    r"\uff00-\uffef"  # Halfwidth and Fullwidth Forms (！，：)
+)
+
+LETTER_CLASS = f"[{LETTERS}]"
+CJK_LETTER = re.compile(LETTER_CLASS)  # one CJK letter
+CJK_RUN = re.compile(f"({LETTER_CLASS}+)")  # a run of them, captured so that `split` keeps the runs
+CJK_WIDE = re.compile(f"[{LETTERS}{WIDE_EXTRAS}]")  # one character chunking counts as a token of its own
+
+
+def cjk_share(text: str) -> float:
+    """The share of a text's letters that are CJK: how search tells a Chinese query from an English one."""
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
+    letters = sum(ch.isalpha() for ch in text)
+    return cjk / letters if letters else 0.0

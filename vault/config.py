@@ -1,0 +1,120 @@
+"""memvault's settings, read in one place: arguments, then the environment, then `<vault>/memvault.toml`,
+then the defaults.
+
+`env()` is the one place `MEMVAULT_*` (and the few other) environment variables are read. The
+Qdrant API key comes from `$QDRANT_API_KEY` or an argument only, never from a file in the vault.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from vault.errors import UsageError
+
+CONFIG_FILE = "memvault.toml"
+DEBOUNCE_S = 1.5  # the watcher's quiet window per path
+RESCAN_S = 300.0  # the daemon's full reconcile, in case inotify missed something
+
+# setting: environment variable
+ENV_VARS = {
+    "embedder": "MEMVAULT_EMBEDDER",
+    "tokenizer": "MEMVAULT_TOKENIZER",
+    "qdrant_url": "MEMVAULT_QDRANT_URL",
+    "qdrant_api_key": "QDRANT_API_KEY",
+    "collection": "MEMVAULT_COLLECTION",
+    "cache_dir": "MEMVAULT_CACHE",
+}
+# setting: the type memvault.toml must give it
+FILE_KEYS: dict[str, type] = {
+    "embedder": str,
+    "tokenizer": str,
+    "qdrant_url": str,
+    "collection": str,
+    "debounce": float,
+    "rescan": float,
+}
+
+
+def env(name: str) -> str | None:
+    """An environment variable's value; unset and empty are both None."""
+    return os.environ.get(name) or None
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/memvault`, else `~/.cache/memvault` (where `$MEMVAULT_CACHE` is not set)."""
+    return Path(os.path.join(env("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memvault"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting; `None` for embedder, tokenizer and qdrant_url means "what the index was built with"."""
+
+    embedder: str | None = None
+    tokenizer: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    collection: str = "memvault"
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    debounce: float = DEBOUNCE_S
+    rescan: float = RESCAN_S
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The settings `path` gives, checked; {} when it does not exist. Any problem is one UsageError line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not valid TOML (not UTF-8)") from None
+    except tomllib.TOMLDecodeError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else "syntax error"
+        raise UsageError(f"{path}: not valid TOML ({reason})") from None
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "qdrant_api_key":
+            raise UsageError(f"{path}: qdrant_api_key: the API key is read from $QDRANT_API_KEY only, never a file")
+        wanted = FILE_KEYS.get(key)
+        if wanted is None:
+            raise UsageError(f"{path}: unknown key {key!r}; known: {', '.join(FILE_KEYS)}")
+        if wanted is float:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise UsageError(f"{path}: {key} must be a positive number of seconds, not {value!r}")
+            value = float(value)
+        elif not isinstance(value, str):
+            raise UsageError(f"{path}: {key} must be a string, not {type(value).__name__}")
+        out[key] = value
+    return out
+
+
+def load_settings(root: Path | None = None, **overrides: Any) -> Settings:
+    """Each setting from the first source that gives it: `overrides` (None or "" give nothing), the
+    environment, `<root>/memvault.toml` (when `root` is given), the default."""
+    names = {f.name for f in fields(Settings)}
+    unknown = overrides.keys() - names
+    if unknown:
+        raise TypeError(f"load_settings: unknown setting(s) {', '.join(sorted(unknown))}")
+    from_file = read_file(Path(root) / CONFIG_FILE) if root is not None else {}
+    chosen: dict[str, Any] = {}
+    for name in names:
+        if _given(overrides.get(name)):
+            chosen[name] = overrides[name]
+        elif name in ENV_VARS and _given(env(ENV_VARS[name])):
+            chosen[name] = env(ENV_VARS[name])
+        elif _given(from_file.get(name)):
+            chosen[name] = from_file[name]
+    if "cache_dir" in chosen:
+        chosen["cache_dir"] = Path(chosen["cache_dir"])
+    return Settings(**chosen)
