@@ -50,11 +50,8 @@ class Vault:
 
     def run(self, request: Request) -> Any:
         """Run one verb: through the daemon when one answers, else in this process."""
-        if request.remote:
-            reply = self._daemon.call(request)
-            if reply is not None:
-                return reply
-        return verbs.run(self._local(), request)
+        reply = self._daemon.call(request)
+        return reply if reply is not None else verbs.run(self._local(), request)
 
     def _local(self) -> LocalRuntime:
         if self._runtime is None:
@@ -116,6 +113,7 @@ class Vault:
     def start_daemon(self, args: list[str] | None = None) -> int:
         from memvault.daemon import process
 
+        self.close()  # the index this process opened, if any, is the daemon's from now on
         return process.start(self.layout, args or [])
 
     def stop_daemon(self) -> int | None:

@@ -71,12 +71,11 @@ class Message:
 
 
 class Request(Message):
-    """One verb's arguments. `op` names it on the socket; `remote` says the daemon runs it when one
-    answers (read-your-writes, one owner of the stores); `timeout` is how long a client waits."""
+    """One verb's arguments. `op` names it on the socket, `reply` is the type it answers with, and
+    `timeout` is how long a client waits for the daemon's answer."""
 
     op: ClassVar[str]
     reply: ClassVar[type[Any]]
-    remote: ClassVar[bool] = True
     timeout: ClassVar[float] = 120.0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -103,9 +102,8 @@ def parse_request(obj: Any) -> Request:
     if not isinstance(obj, dict) or not isinstance(obj.get("op"), str):
         raise UsageError('a request is a JSON object with a string "op"')
     cls = REGISTRY.get(obj["op"])
-    if cls is None or not cls.remote:
-        known = sorted(op for op, c in REGISTRY.items() if c.remote)
-        raise UsageError(f"unknown op {obj['op']!r}; known: {', '.join(known)}")
+    if cls is None:
+        raise UsageError(f"unknown op {obj['op']!r}; known: {', '.join(sorted(REGISTRY))}")
     return cls.from_json({k: v for k, v in obj.items() if k != "op"})
 
 

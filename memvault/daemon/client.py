@@ -3,6 +3,7 @@ jieba, so a verb answered by a running daemon costs the client process almost no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -15,6 +16,7 @@ from vault.paths import Layout
 
 MAX_REPLY_BYTES = 1 << 26
 PING_TIMEOUT_S = 2.0
+RECHECK_S = 5.0  # after no daemon answered, how long verbs run here before asking again
 
 
 class DaemonError(MemvaultError):
@@ -101,15 +103,20 @@ class DaemonClient:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self._conn: Connection | None = None
+        self._quiet_until = 0.0
 
     def _connect(self) -> Connection | None:
-        """A new connection, after a quick ping so a hung daemon is skipped fast."""
-        if read_pid(self.layout) is None or ask(self.layout, {"op": "ping"}, timeout=PING_TIMEOUT_S) is None:
+        """A new connection, after a quick ping so a hung daemon is skipped fast; after a failed
+        attempt, none for `RECHECK_S` (a batch must not wait out a hung daemon's ping per line)."""
+        if time.monotonic() < self._quiet_until:
             return None
-        try:
-            return Connection(self.layout)
-        except OSError:
-            return None
+        conn = None
+        if read_pid(self.layout) is not None and ask(self.layout, {"op": "ping"}, timeout=PING_TIMEOUT_S):
+            with contextlib.suppress(OSError):
+                conn = Connection(self.layout)
+        if conn is None:
+            self._quiet_until = time.monotonic() + RECHECK_S
+        return conn
 
     def call(self, request: Request) -> Any | None:
         reused = self._conn is not None
@@ -127,6 +134,8 @@ class DaemonClient:
         return request.reply.from_json(reply)
 
     def close(self) -> None:
+        """Drop the connection and what was learnt: the next call looks for a daemon afresh."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._quiet_until = 0.0
