@@ -87,6 +87,10 @@ class Vault:
         """Filters: date_from, date_to, kind, section, tag, path; also per_doc, threshold, weights."""
         return self.search_result(query, limit=limit, mode=mode, **filters).hits
 
+    def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None) -> verbs.Listed:
+        """The vault's entries (list items with their key and tags), narrowed by section, tag and key."""
+        return self.run(verbs.ListEntries(section, tag, key))
+
     def status(self) -> dict[str, Any]:
         return self.run(verbs.Status()).status
 

@@ -130,6 +130,17 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.render import print_entries
+
+    reply = vault.entries(args.section, args.tag, args.key)
+    if args.json:
+        print(json.dumps(reply.to_json(), ensure_ascii=False))
+    else:
+        print_entries(reply.entries, reply.tags, sys.stdout)
+    return 0
+
+
 def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """The search flags under their public names: the keys of batch lines and socket requests."""
     flags = {
@@ -155,6 +166,9 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
             raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
         with lines:
             return 1 if run_batch(vault, lines, defaults, sys.stdout) else 0
+    if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
+        args.key = None
+        return cmd_list(args, vault)
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
     result = vault.run(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}))
@@ -272,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
     p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
     p.add_argument("--file", default="-", help="new content (default: stdin)")
+
+    p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")
+    p.add_argument("--section", help="only entries under this ## section")
+    p.add_argument("--tag", help="only entries with this tag (#tag in the item, or the note's frontmatter tags)")
+    p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
+    p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
 
     p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
     p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")

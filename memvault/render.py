@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TextIO
+from typing import Any, TextIO
 
 from search.hits import SearchResult
 from search.snippet import highlight
+from vault.entries import Entry
+
+ENTRY_CHARS = 120
 
 
 def print_json(result: SearchResult, out: TextIO) -> None:
     out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+
+
+def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: TextIO) -> None:
+    """One line per entry: where, section, key, tags, the first 120 characters, the day; then the tags."""
+    if not entries:
+        out.write("no entries\n")
+    for e in entries:
+        text = Entry(**{**e, "tags": tuple(e["tags"])}).summary
+        text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        parts = [f"{e['path']}:{e['start_line']}", e["section"] or "-", f"[{e['key']}]" if e["key"] else "",
+                 " ".join(f"#{t}" for t in e["tags"]), text, e["date"] or ""]  # fmt: skip
+        out.write("  ".join(p for p in parts if p) + "\n")
+    if tags:
+        out.write("tags: " + ", ".join(f"#{t} {n}" for t, n in tags.items()) + "\n")
 
 
 def use_colour(stream: TextIO) -> bool:

@@ -10,13 +10,15 @@ method on `Vault`, and its rendering in the CLI.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from memvault.protocol import Message, Request
 from search.hits import SearchResult
 from search.options import SearchOptions, options_from
 from vault.daily import append_daily
+from vault.entries import collect
 from vault.errors import UsageError
 from vault.memory_file import remember as remember_in_file
 from vault.paths import Layout, is_note_rel, parse_date
@@ -76,6 +78,14 @@ class Remembered(Message):
 @dataclass(frozen=True)
 class Verified(Message):
     disagreements: list[str]
+
+
+@dataclass(frozen=True)
+class Listed(Message):
+    """Entries as `vault.entries.Entry` fields, and how many entries carry each tag."""
+
+    entries: list[dict[str, Any]]
+    tags: dict[str, int]
 
 
 # requests -----------------------------------------------------------------
@@ -145,6 +155,17 @@ class Verify(Request):
 
 
 @dataclass(frozen=True)
+class ListEntries(Request):
+    """The entries of the vault's notes, narrowed by section, tag and key."""
+
+    op: ClassVar[str] = "list"
+    reply: ClassVar[type] = Listed
+    section: str | None = None
+    tag: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class Search(Request):
     """A query and its options; on the socket the options are flat public keys beside `query` (and `id`)."""
 
@@ -204,12 +225,19 @@ def verify(rt: Runtime, request: Verify) -> Verified:
     return Verified(rt.verify())
 
 
+def list_entries(rt: Runtime, request: ListEntries) -> Listed:
+    found = collect(rt.layout, request.section, request.tag, request.key)
+    counts = Counter(t for e in found for t in e.tags)
+    return Listed([asdict(e) for e in found], dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+
 def search(rt: Runtime, request: Search) -> SearchResult:
     return rt.search(request.query, request.options)
 
 
 HANDLERS: dict[type[Request], Any] = {
-    Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify, Search: search,
+    Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
+    ListEntries: list_entries, Search: search,
 }  # fmt: skip
 
 

@@ -1,0 +1,132 @@
+"""Entries: the single memories inside a note, each one list item with its continuation lines.
+
+An entry may carry a key and tags, written so a person can read and type them
+in any editor, the way Obsidian writes inline fields and tags:
+
+    - Prefers Vue 3 + TypeScript for front ends #frontend #projectx [key:: frontend-stack]
+
+- the key is an inline field `[key:: NAME]` anywhere in the item;
+- a tag is `#word` after a space or at the start (letters of any script,
+  digits, `_`, `-`, `/`; not digits alone, so `#1` is not a tag);
+- tags in the note's frontmatter apply to every entry in it.
+
+Hand-written entries are parsed exactly like memvault's own. A daily note's
+overview counters are not entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from vault.errors import NoteReadError
+from vault.fileio import read_note
+from vault.model import Note
+from vault.notes import parse_note
+from vault.paths import Layout
+from vault.scan import scan_vault
+from vault.sections import HEADING, outside_fences
+from vault.templates import OVERVIEW
+
+ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
+KEY_FIELD = re.compile(r"\[key::[ \t]*([^\]\n]*?)[ \t]*\]")
+TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+_TIME = re.compile(r"^\d{1,2}:\d{2} ")
+_OVERVIEWS = set(OVERVIEW.values())
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One list item of a note. Lines are 1-based and inclusive, in file lines (frontmatter
+    included); `text` is the item without its bullet, continuation lines unindented and kept."""
+
+    path: str
+    section: str
+    start_line: int
+    end_line: int
+    text: str
+    key: str | None
+    tags: tuple[str, ...]
+    date: str | None  # the daily note's date, else None
+
+    @property
+    def summary(self) -> str:
+        """The text without its key field, on one line: what `list` shows and duplicates compare."""
+        return " ".join(KEY_FIELD.sub("", self.text).split())
+
+
+def normalise(text: str) -> str:
+    """The form two saves of the same fact share: no key field, no `HH:MM` stamp, one space, no case."""
+    flat = " ".join(KEY_FIELD.sub("", text).split())
+    return _TIME.sub("", flat).casefold()
+
+
+def tags_in(text: str) -> tuple[str, ...]:
+    """`#tags` in a text, in order, once each; digits alone (`#1`, an issue number) are not a tag."""
+    return tuple(dict.fromkeys(t for t in TAG.findall(text) if not t.isdigit()))
+
+
+def key_in(text: str) -> str | None:
+    match = KEY_FIELD.search(text)
+    return match.group(1) if match and match.group(1) else None
+
+
+def iter_entries(note: Note) -> Iterator[Entry]:
+    """Every entry of a note, in file order."""
+    lines = note.body.split("\n")
+    prose = dict(outside_fences(lines))
+    section = ""
+    day = note.date.isoformat() if note.kind == "daily" and note.date else None
+    note_tags = note.tags
+    i = 0
+    while i < len(lines):
+        line = prose.get(i)
+        heading = HEADING.match(line) if line is not None else None
+        if heading:
+            if len(heading.group(1)) <= 2:
+                section = (heading.group(2) or "").strip()
+            i += 1
+            continue
+        item = ITEM.match(line) if line is not None else None
+        if item is None or (note.kind == "daily" and section in _OVERVIEWS):
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(lines) and lines[end + 1][:1] in (" ", "\t") and lines[end + 1].strip():
+            end += 1
+        body = [line[item.end() :].rstrip("\r")] + [raw.strip() for raw in lines[i + 1 : end + 1]]
+        text = "\n".join(body)
+        yield Entry(
+            path=note.path,
+            section=section,
+            start_line=i + note.body_line,
+            end_line=end + note.body_line,
+            text=text,
+            key=key_in(text),
+            tags=tuple(dict.fromkeys((*note_tags, *tags_in(text)))),
+            date=day,
+        )
+        i = end + 1
+
+
+def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
+    """Every entry in the vault's notes that matches all the given filters, notes in path order.
+    A note that cannot be read is skipped here; `status` and `index` name it."""
+    wanted_tag = tag.lstrip("#") if tag else None
+    out = []
+    for file in scan_vault(layout):
+        if file.error:
+            continue
+        try:
+            note = parse_note(file.rel, read_note(file.path, file.rel).text)
+        except NoteReadError:
+            continue
+        out.extend(
+            e
+            for e in iter_entries(note)
+            if (section is None or e.section == section)
+            and (wanted_tag is None or wanted_tag in e.tags)
+            and (key is None or e.key == key)
+        )
+    return out
