@@ -20,8 +20,9 @@ from memvault.daemon.client import DaemonClient
 from memvault.protocol import Request
 from search.hits import Hit, SearchResult
 from search.options import build_options
-from vault.memory_file import Saved, init_vault, list_sections, rewrite
+from vault.memory_file import init_vault, list_sections, rewrite
 from vault.paths import note_path, resolve_vault
+from vault.saving import Saved
 from vault.sections import Section
 
 if TYPE_CHECKING:
@@ -63,13 +64,21 @@ class Vault:
         return self._runtime
 
     # verbs that touch the index ------------------------------------------
-    def note(self, text: str, date: str | dt.date | None = None, section: str = "conversation") -> Path:
+    def note(
+        self, text: str, date: str | dt.date | None = None, section: str = "conversation",
+        key: str | None = None, tags: list[str] | None = None,
+    ) -> Path:  # fmt: skip
         day = date.isoformat() if isinstance(date, dt.date) else date
-        return self.root / self.run(verbs.Note(text, day, section)).path
+        return self.root / self.run(verbs.Note(text, day, section, key, tags)).path
 
-    def remember(self, text: str, section: str | None = None, type: str | None = None) -> Saved:
-        reply = self.run(verbs.Remember(text, section, type))
-        return Saved(self.root / reply.path, reply.section, reply.created_section)
+    def remember(
+        self, text: str, section: str | None = None, type: str | None = None,
+        key: str | None = None, tags: list[str] | None = None,
+    ) -> Saved:  # fmt: skip
+        """Save a lasting fact; with `key`, replace the entry that has it. `status` says what happened:
+        added, updated (the old entry is in the trash as `trashed`) or unchanged (already remembered)."""
+        r = self.run(verbs.Remember(text, section, type, key, tags))
+        return Saved(self.root / r.path, r.section, r.created_section, r.status, r.trashed)
 
     def index(self, rebuild: bool = False, **setup: str | None) -> ReconcileStats:
         """Bring the index up to date (incremental); `rebuild` starts from nothing. `setup` (embedder,

@@ -37,18 +37,27 @@ def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: str | None) -> str:
+    """What a save did, in one line."""
+    if reply.status == "unchanged":
+        return f"already remembered in {where}"
+    if reply.status == "updated":
+        return f"updated the entry with key {key} in {where}; the old one is in .trash/entries/{reply.trashed}.md"
+    return f"{done} in {where}"
+
+
 def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Note(_read_text_arg(args.text), args.date, args.section))
-    print(f"noted in {reply.path}" + (" (indexed by the daemon)" if reply.indexed else ""))
+    reply = vault.run(verbs.Note(_read_text_arg(args.text), args.date, args.section, args.key, args.tag))
+    print(_saved("noted", reply, reply.path, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
 
 
 def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Remember(_read_text_arg(args.text), args.section, args.type))
+    reply = vault.run(verbs.Remember(_read_text_arg(args.text), args.section, args.type, args.key, args.tag))
     if reply.created_section:
         print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
-    where = reply.path + (f" § {reply.section}" if reply.section != "daily" else "")
-    print(f"remembered in {where}")
+    print(_saved("remembered", reply, reply.path + (f" § {reply.section}" if reply.section != "daily" else ""),
+                 args.key))  # fmt: skip
     return 0
 
 
@@ -272,11 +281,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
     p.add_argument("--date", help="another day, YYYY-MM-DD")
     p.add_argument("--section", choices=list(DAILY_SECTIONS), default="conversation")
+    p.add_argument("--key", help="name the entry: a later save with this key replaces it in place")
+    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
 
     p = add("remember", cmd_remember, "append an entry to a MEMORY.md section")
     p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
     p.add_argument("--section", help="section title (created if missing)")
     p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
+    p.add_argument("--key", help="name the entry: a later save with this key replaces it, in any section")
+    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")

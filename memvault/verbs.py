@@ -65,6 +65,8 @@ class Indexed(Message):
 class Noted(Message):
     path: str  # vault-relative
     indexed: bool = False  # True when the daemon indexed it before replying
+    status: str = "added"  # added | updated (by key) | unchanged (already there)
+    trashed: str | None = None  # the trash id of the entry an update replaced
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class Remembered(Message):
     section: str  # the MEMORY.md section, or "daily"
     created_section: bool
     indexed: bool = False
+    status: str = "added"
+    trashed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,8 @@ class Note(Request):
     text: str
     date: str | None = None
     section: str = "conversation"
+    key: str | None = None
+    tags: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,8 @@ class Remember(Request):
     text: str
     section: str | None = None
     type: str | None = None
+    key: str | None = None
+    tags: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -210,15 +218,17 @@ def reindex(rt: Runtime, request: Reindex) -> Indexed:
 
 def note(rt: Runtime, request: Note) -> Noted:
     day = parse_date(request.date) if request.date else None
-    path = append_daily(rt.layout, request.text, day=day, section=request.section)
-    rel = rt.layout.relative(path)
-    return Noted(rel, rt.written([rel]))
+    saved = append_daily(rt.layout, request.text, day=day, section=request.section, key=request.key,
+                         tags=tuple(request.tags or ()))  # fmt: skip
+    rel = rt.layout.relative(saved.path)
+    return Noted(rel, rt.written([rel]), saved.status, saved.trashed)
 
 
 def remember(rt: Runtime, request: Remember) -> Remembered:
-    saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type)
+    saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
+                             key=request.key, tags=tuple(request.tags or ()))  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Remembered(rel, saved.section, saved.created_section, rt.written([rel]))
+    return Remembered(rel, saved.section, saved.created_section, rt.written([rel]), saved.status, saved.trashed)
 
 
 def verify(rt: Runtime, request: Verify) -> Verified:

@@ -11,7 +11,7 @@ NOON = dt.datetime(2026, 3, 4, 12, 30)
 
 def test_first_note_creates_template_then_appends(layout):
     init_vault(layout)
-    path = append_daily(layout, "第一条", now=NOON)
+    path = append_daily(layout, "第一条", now=NOON).path
     append_daily(layout, "second entry\nwith two lines", now=NOON)
     text = path.read_text(encoding="utf-8")
     assert path == layout.root / "daily" / "2026-03-04.md"
@@ -23,7 +23,7 @@ def test_first_note_creates_template_then_appends(layout):
 
 def test_english_vault_gets_english_daily_template(layout):
     init_vault(layout, "en")
-    path = append_daily(layout, "todo item", section="todo", now=NOON)
+    path = append_daily(layout, "todo item", section="todo", now=NOON).path
     text = path.read_text(encoding="utf-8")
     assert "# 2026-03-04 Daily Log" in text
     assert "- Todos: 1\n" in text

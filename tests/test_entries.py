@@ -105,5 +105,65 @@ def test_list_through_the_daemon(layout, cli):
         reply = ask(layout, {"op": "list", "tag": "editor"})
         assert reply["ok"] and [e["text"] for e in reply["entries"]] == ["Uses tabs, never spaces #editor"]
         assert ask(layout, {"op": "list", "tag": 5})["error"] == '"tag" must be a string, not int'
+        assert ask(layout, {"op": "search", "query": "Vite builds", "mode": "bm25"}, timeout=60)["hits"]
+        update = {"op": "remember", "type": "preference", "key": "frontend-stack", "text": "Prefers Solid.js quokka"}
+        saved = ask(layout, update, timeout=60)
+        assert saved["ok"] and saved["status"] == "updated" and saved["indexed"], saved
+        hits = ask(layout, {"op": "search", "query": "quokka", "mode": "bm25"}, timeout=60)["hits"]
+        assert [h["path"] for h in hits] == ["MEMORY.md"]  # searchable at once: the daemon indexed it
+        assert not ask(layout, {"op": "search", "query": "Vite builds", "mode": "bm25"}, timeout=60)["hits"]
     finally:
         cli("daemon", "stop")
+
+
+def test_same_key_twice_updates_in_place_and_keeps_the_old_entry_in_the_trash(layout, cli):
+    _plant(layout)
+    before = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    saved = cli("remember", "--type", "architecture", "--key", "frontend-stack", "Prefers Svelte 5 now")
+    assert saved.returncode == 0 and "updated the entry with key frontend-stack" in saved.stdout, saved.stderr
+    after = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    old_lines = "- Prefers Vue 3 + TypeScript #frontend #projectx [key:: frontend-stack]\n" \
+                "  and Vite for builds; see issue #12 and C# docs\n"  # fmt: skip
+    # replaced where it was (User Preferences, a hand-written entry), every other byte as it was
+    assert after == before.replace(old_lines, "- Prefers Svelte 5 now [key:: frontend-stack]\n")
+    (trashed,) = (layout.root / ".trash" / "entries").glob("*.md")
+    assert trashed.name in saved.stdout
+    meta, body = parse_note("x.md", trashed.read_text(encoding="utf-8")).frontmatter, trashed.read_text()
+    assert (meta["origin"], meta["section"], meta["line"], meta["key"]) == ("MEMORY.md", "User Preferences", 8,
+                                                                             "frontend-stack")  # fmt: skip
+    assert body.endswith("---\n" + old_lines)
+    again = cli("remember", "--type", "preference", "--key", "frontend-stack", "prefers  SVELTE 5 now")
+    assert again.returncode == 0 and "already remembered" in again.stdout
+    assert (layout.root / "MEMORY.md").read_text(encoding="utf-8") == after
+    keyed = json.loads(cli("list", "--json", "--key", "frontend-stack").stdout)["entries"]
+    assert [e["text"] for e in keyed] == ["Prefers Svelte 5 now [key:: frontend-stack]"]
+
+
+def test_same_text_twice_is_one_entry_and_the_note_is_not_rewritten(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    first = cli("remember", "--type", "preference", "--tag", "editor", "User prefers Vue 3 + TypeScript")
+    assert first.returncode == 0 and first.stdout.startswith("remembered in MEMORY.md")
+    memory = layout.root / "MEMORY.md"
+    stat = memory.stat()
+    second = cli("remember", "--type", "preference", "--tag", "editor", "user prefers  Vue 3 + TypeScript")
+    assert second.returncode == 0 and second.stdout.startswith("already remembered in MEMORY.md")
+    assert memory.stat().st_mtime_ns == stat.st_mtime_ns
+    assert memory.read_text(encoding="utf-8").count("User prefers Vue 3") == 1
+    assert "- User prefers Vue 3 + TypeScript #editor\n" in memory.read_text(encoding="utf-8")
+    for _ in range(2):
+        assert cli("note", "--section", "todo", "--key", "standup", "Standup at 10").returncode == 0
+    assert cli("note", "--section", "todo", "--key", "standup", "Standup at 11").returncode == 0
+    daily = next((layout.root / "daily").glob("*.md")).read_text(encoding="utf-8")
+    assert "Standup at 11 [key:: standup]" in daily and "Standup at 10" not in daily
+    assert "- Todos: 1\n" in daily  # added once, then updated: the counter counts entries
+
+
+def test_hostile_keys_and_tags_are_one_line_refusals(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    before = (layout.root / "MEMORY.md").read_bytes()
+    for flag, value in (("--key", "a\nb"), ("--key", "a::b"), ("--key", "k" * 10_000), ("--key", "../x"),
+                        ("--key", "a]b"), ("--tag", "a\nb"), ("--tag", "x::y"), ("--tag", "a/b"), ("--tag", "12")):
+        result = cli("remember", "--type", "preference", flag, value, "a fact")
+        assert result.returncode == 2, (value, result.stdout)
+        assert result.stderr.startswith("memvault: error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert (layout.root / "MEMORY.md").read_bytes() == before

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 
 from vault.errors import UsageError
-from vault.fileio import TextFile, split_lines, update_note
-from vault.guards import check_entry
+from vault.fileio import split_lines
 from vault.paths import Layout, inside
-from vault.sections import entry_lines, insert_in_section
+from vault.saving import Saved, save_entry
 from vault.templates import DAILY_SECTIONS, daily_template, detect_lang
 
 
@@ -40,29 +38,32 @@ def append_daily(
     day: dt.date | None = None,
     section: str = "conversation",
     now: dt.datetime | None = None,
-) -> Path:
-    """Append one entry to a daily note's section (creating the note from the template).
+    key: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> Saved:
+    """Append one entry to a daily note's section (creating the note from the template), or replace
+    the entry with the same key in that note; the same text twice in a section is saved once.
 
     Today's entries are stamped with the time; entries for another day are not,
     since the time of writing says nothing about that day.
     """
     if section not in DAILY_SECTIONS:
         raise UsageError(f"{section!r}: unknown daily section; use one of {', '.join(DAILY_SECTIONS)}")
-    entry = check_entry(text)
     now = now or dt.datetime.now()
     day = day or now.date()
     path = inside(layout, layout.relative(layout.daily_note(day)))
-    prefix = f"- {now:%H:%M} " if day == now.date() else "- "
+    spec = DAILY_SECTIONS[section]
+    lang = vault_lang(layout)
 
-    def change(current: TextFile | None) -> str:
-        lang = vault_lang(layout)
-        body = current.text if current else daily_template(day, lang)
-        newline = current.newline if current else "\n"
-        spec = DAILY_SECTIONS[section]
+    def titles(body: str) -> tuple[str, str]:
         has_zh = f"## {spec['zh'][0]}" in body
-        title, label = spec["zh"] if has_zh else spec["en"] if f"## {spec['en'][0]}" in body else spec[lang]
-        new, _ = insert_in_section(body, title, entry_lines(entry, prefix), newline)
-        return _bump_counter(new, label)
+        return spec["zh"] if has_zh else spec["en"] if f"## {spec['en'][0]}" in body else spec[lang]
 
-    update_note(layout, path, change)
-    return path
+    return save_entry(
+        layout, path, text,
+        prefix=f"- {now:%H:%M} " if day == now.date() else "- ",
+        template=lambda: daily_template(day, lang),
+        section_of=lambda body: titles(body)[0],
+        key=key, tags=tags,
+        on_add=lambda new, _: _bump_counter(new, titles(new)[1]),
+    )  # fmt: skip

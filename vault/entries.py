@@ -20,13 +20,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from vault.errors import NoteReadError
-from vault.fileio import read_note
+from vault.errors import NoteReadError, UsageError
+from vault.fileio import read_note, split_lines
 from vault.model import Note
 from vault.notes import parse_note
 from vault.paths import Layout
 from vault.scan import scan_vault
-from vault.sections import HEADING, outside_fences
+from vault.sections import HEADING, entry_lines, insert_in_section, outside_fences
 from vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
@@ -130,3 +130,69 @@ def collect(layout: Layout, section: str | None = None, tag: str | None = None, 
             and (key is None or e.key == key)
         )
     return out
+
+
+# saving ---------------------------------------------------------------------
+_NAME = re.compile(r"^[^\W_][\w.-]{0,99}$")
+_TAG_NAME = re.compile(r"^[\w-]{1,100}$")
+
+
+def check_key(key: str) -> str:
+    """A key is one word of at most 100 letters, digits, `_`, `-` or `.` (any script), starting with a
+    letter or digit: nothing that could break the `[key:: ...]` field, a line or a path."""
+    if not _NAME.match(key):
+        raise UsageError(
+            f"{key[:60]!r}: a key is 1-100 letters, digits, '_', '-' or '.', starting with a letter or digit"
+        )
+    return key
+
+
+def check_tag(tag: str) -> str:
+    clean = tag[1:] if tag.startswith("#") else tag
+    if not _TAG_NAME.match(clean) or clean.isdigit():
+        raise UsageError(f"{tag[:60]!r}: a tag is 1-100 letters, digits, '_' or '-', not digits alone")
+    return clean
+
+
+def format_entry(text: str, key: str | None = None, tags: tuple[str, ...] = ()) -> str:
+    """The entry text with the tags it lacks appended as `#tag`, and the key field last."""
+    missing = [t for t in tags if t not in tags_in(text)]
+    first, sep, rest = text.partition("\n")
+    suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
+    return first + suffix + sep + rest
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What a save did: `added`, `updated` (the entry with its key was replaced in place; `old` is that
+    entry and `old_lines` its lines as they were) or `unchanged` (already there); `section` is where."""
+
+    status: str
+    section: str
+    old: Entry | None = None
+    old_lines: str = ""
+    created_section: bool = False
+
+
+def place_entry(
+    text: str, rel: str, title: str, entry: str, prefix: str, newline: str, key: str | None
+) -> tuple[str, Placed]:
+    """Put a formatted entry into a note's text: over the entry with the same key anywhere in the note,
+    else nowhere if section `title` already holds the same text, else at the end of that section
+    (created if missing). Every other byte stays as it was; the new lines use the note's line ending."""
+    entries = list(iter_entries(parse_note(rel, text)))
+    wanted = normalise(entry)
+    lines = entry_lines(entry, prefix)
+    old = next((e for e in entries if e.key == key), None) if key is not None else None
+    if old is not None:
+        if normalise(old.text) == wanted:
+            return text, Placed("unchanged", old.section)
+        split = split_lines(text)
+        ending = split[old.end_line - 1][len(split[old.end_line - 1].rstrip("\r\n")) :]
+        block = [line + newline for line in lines[:-1]] + [lines[-1] + ending]
+        new = "".join([*split[: old.start_line - 1], *block, *split[old.end_line :]])
+        return new, Placed("updated", old.section, old, "".join(split[old.start_line - 1 : old.end_line]))
+    if any(e.section == title and normalise(e.text) == wanted for e in entries):
+        return text, Placed("unchanged", title)
+    new, created = insert_in_section(text, title, lines, newline)
+    return new, Placed("added", title, created_section=created)

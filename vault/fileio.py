@@ -166,6 +166,8 @@ def update_note(
     with vault_lock(layout):
         current = read_note(path, layout.relative(path)) if path.exists() else None
         new_text = change(current)
+        if current is not None and new_text == current.text:
+            return new_text  # nothing changed: no write, so no mtime change and no reindex
         encoder = current or TextFile("")
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, encoder.encode(new_text))

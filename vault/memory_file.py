@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import shutil
-from dataclasses import dataclass
+import dataclasses
 from pathlib import Path
 
 from vault.daily import append_daily, vault_lang
 from vault.errors import UsageError
-from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
+from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
 from vault.guards import check_entry, check_section_name
 from vault.paths import Layout
-from vault.sections import Section, entry_lines, find_sections, insert_in_section
+from vault.saving import Saved, save_entry
+from vault.sections import Section, find_sections
 from vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, memory_template
+from vault.trash import backup
 
 SAVE_TYPES = (*MEMORY_SECTIONS, *DAILY_TYPES)
-
-
-@dataclass(frozen=True)
-class Saved:
-    """Where an entry went; `created_section` tells the user a new heading was added."""
-
-    path: Path
-    section: str
-    created_section: bool
 
 
 def list_sections(layout: Layout) -> list[Section]:
@@ -40,8 +31,17 @@ def _section_for_type(kind: str, text: str, lang: str) -> str:
     return next((t for t in (titles["zh"], titles["en"]) if t in present), titles[lang])
 
 
-def remember(layout: Layout, text: str, section: str | None = None, kind: str | None = None) -> Saved:
-    """Append an entry to a MEMORY.md section, chosen by name or by save type.
+def remember(
+    layout: Layout,
+    text: str,
+    section: str | None = None,
+    kind: str | None = None,
+    key: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> Saved:
+    """Save an entry to a MEMORY.md section, chosen by name or by save type; with a key, the entry
+    holding that key (in any section) is replaced in place instead; the same text twice in a section
+    is saved once.
 
     `conversation` and `daily` types go to today's daily note instead, as the
     design's save-type table says.
@@ -49,34 +49,19 @@ def remember(layout: Layout, text: str, section: str | None = None, kind: str | 
     if kind is not None and kind not in SAVE_TYPES:
         raise UsageError(f"{kind!r}: unknown type; use one of {', '.join(SAVE_TYPES)}")
     if kind in DAILY_TYPES and section is None:
-        path = append_daily(layout, text, section="conversation")
-        return Saved(path, "daily", False)
+        saved = append_daily(layout, text, section="conversation", key=key, tags=tags)
+        return dataclasses.replace(saved, section="daily")
     if section is None and kind is None:
         raise UsageError("say where to remember it: --section NAME or --type TYPE")
-    entry = check_entry(text)
     title = check_section_name(section) if section is not None else None
-    created = False
-
-    def change(current: TextFile | None) -> str:
-        nonlocal title, created
-        lang = vault_lang(layout)
-        body = current.text if current else memory_template(lang)
-        if title is None:
-            title = _section_for_type(str(kind), body, lang)
-        new, created = insert_in_section(body, title, entry_lines(entry), current.newline if current else "\n")
-        return new
-
-    update_note(layout, layout.memory_md, change)
-    return Saved(layout.memory_md, str(title), created)
-
-
-def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
-    """Copy a note into `.trash/` before it is replaced or removed; returns the copy's path."""
-    stamp = stamp or dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
-    target = layout.trash_dir / f"{layout.relative(path)}.{stamp}.bak"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(path, target)
-    return target
+    lang = vault_lang(layout)
+    return save_entry(
+        layout, layout.memory_md, text,
+        prefix="- ",
+        template=lambda: memory_template(lang),
+        section_of=lambda body: title or _section_for_type(str(kind), body, lang),
+        key=key, tags=tags,
+    )  # fmt: skip
 
 
 def rewrite(layout: Layout, path: Path, text: str) -> Path | None:
