@@ -100,6 +100,16 @@ class Vault:
         """The vault's entries (list items with their key and tags), narrowed by section, tag and key."""
         return self.run(verbs.ListEntries(section, tag, key))
 
+    def forget(self, key: str | None = None, match: str | None = None) -> verbs.Moved:
+        """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text."""
+        return self.run(verbs.Forget(key, match))
+
+    def restore(self, id: str) -> verbs.Moved:
+        return self.run(verbs.Restore(id))
+
+    def trash(self) -> list[dict[str, Any]]:
+        return self.run(verbs.Trash()).items
+
     def status(self) -> dict[str, Any]:
         return self.run(verbs.Status()).status
 

@@ -7,8 +7,8 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NoReturn, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from memvault import verbs
 from memvault.api import Vault
@@ -121,18 +121,9 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
         return 0
-    for key in (
-        "vault",
-        "files_on_disk",
-        "files_indexed",
-        "files_pending",
-        "files_failed",
-        "chunks",
-        "embedder",
-        "store",
-        "index_bytes",
-        "last_reconcile",
-    ):
+    keys = ("vault", "files_on_disk", "files_indexed", "files_pending", "files_failed", "chunks", "embedder", "store",
+            "index_bytes", "last_reconcile")  # fmt: skip
+    for key in keys:
         print(f"{key:<15} {status[key]}")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
@@ -147,6 +138,30 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
         print_entries(reply.entries, reply.tags, sys.stdout)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
+    moved = vault.forget(args.what, args.match)
+    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id})")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
+    moved = vault.restore(args.id)
+    where = f"{moved.path}:{moved.line}" if moved.exact else f"the end of its section in {moved.path} (it changed)"
+    print(f"restored {moved.id} to {where}")
+    return 0
+
+
+def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
+    items = vault.trash()
+    if args.json:
+        print(json.dumps({"items": items}, ensure_ascii=False, default=str))
+        return 0
+    from memvault.render import print_trash
+
+    print_trash(items, sys.stdout)
     return 0
 
 
@@ -173,6 +188,8 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
             lines = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
             raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
+        from memvault.batch import run_batch
+
         with lines:
             return 1 if run_batch(vault, lines, defaults, sys.stdout) else 0
     if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
@@ -185,32 +202,6 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
     (print_json if args.json else print_human)(result, sys.stdout)
     return 0
-
-
-def run_batch(vault: Vault, lines: Iterable[str], defaults: dict[str, Any], out: TextIO) -> int:
-    """`search --batch`: one query object per line in, one answer line out, in order; a bad line gets
-    `{"id", "line", "error"}` and the batch goes on. Returns how many lines failed."""
-    failed = 0
-    told: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        qid: Any = None
-        try:
-            item = json.loads(line)
-            if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-                raise ValueError('each line must be an object with a string "query"')
-            qid = item.get("id")
-            result = vault.run(verbs.Search.from_json({**defaults, **item}))
-            if result.reason and result.source == "substring" and result.reason not in told:
-                told.add(result.reason)
-                print(f"memvault: answered by substring search: {result.reason}", file=sys.stderr)
-            out.write(json.dumps({"id": qid, **result.to_json()}, ensure_ascii=False) + "\n")
-        except (ValueError, TypeError, MemvaultError) as exc:
-            failed += 1
-            out.write(json.dumps({"id": qid, "line": number, "error": str(exc)}, ensure_ascii=False) + "\n")
-        out.flush()
-    return failed
 
 
 def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
@@ -305,6 +296,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", help="only entries with this tag (#tag in the item, or the note's frontmatter tags)")
     p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
     p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
+
+    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
+    p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
+    p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
+
+    p = add("restore", cmd_restore, "put a forgotten entry back where it was")
+    p.add_argument("id", help="its trash id (see memvault trash)")
+
+    p = add("trash", cmd_trash, "list the entries in the trash with their id, origin and time")
+    p.add_argument("--json", action="store_true")
 
     p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
     p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")

@@ -20,8 +20,11 @@ from search.options import SearchOptions, options_from
 from vault.daily import append_daily
 from vault.entries import collect
 from vault.errors import UsageError
+from vault.forget import forget as forget_entry
+from vault.forget import restore as restore_entry
 from vault.memory_file import remember as remember_in_file
 from vault.paths import Layout, is_note_rel, parse_date
+from vault.trash import list_trashed
 
 
 class Runtime(Protocol):
@@ -82,6 +85,24 @@ class Remembered(Message):
 @dataclass(frozen=True)
 class Verified(Message):
     disagreements: list[str]
+
+
+@dataclass(frozen=True)
+class Moved(Message):
+    """An entry moved to the trash (`forget`) or back (`restore`): its note, line and trash id;
+    `exact` is False when a restore could not use the old line (the note changed) and appended it
+    to its section instead."""
+
+    path: str
+    line: int
+    id: str
+    exact: bool = True
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class TrashList(Message):
+    items: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -174,6 +195,29 @@ class ListEntries(Request):
 
 
 @dataclass(frozen=True)
+class Forget(Request):
+    """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`)."""
+
+    op: ClassVar[str] = "forget"
+    reply: ClassVar[type] = Moved
+    key: str | None = None
+    match: str | None = None
+
+
+@dataclass(frozen=True)
+class Restore(Request):
+    op: ClassVar[str] = "restore"
+    reply: ClassVar[type] = Moved
+    id: str
+
+
+@dataclass(frozen=True)
+class Trash(Request):
+    op: ClassVar[str] = "trash"
+    reply: ClassVar[type] = TrashList
+
+
+@dataclass(frozen=True)
 class Search(Request):
     """A query and its options; on the socket the options are flat public keys beside `query` (and `id`)."""
 
@@ -241,13 +285,29 @@ def list_entries(rt: Runtime, request: ListEntries) -> Listed:
     return Listed([asdict(e) for e in found], dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 
 
+def forget(rt: Runtime, request: Forget) -> Moved:
+    moved = forget_entry(rt.layout, request.key, request.match)
+    rel = rt.layout.relative(moved.path)
+    return Moved(rel, moved.line, moved.id, True, rt.written([rel]))
+
+
+def restore(rt: Runtime, request: Restore) -> Moved:
+    moved = restore_entry(rt.layout, request.id)
+    rel = rt.layout.relative(moved.path)
+    return Moved(rel, moved.line, moved.id, moved.exact, rt.written([rel]))
+
+
+def trash(rt: Runtime, request: Trash) -> TrashList:
+    return TrashList([{"id": t.id, **t.meta, "text": t.body} for t in list_trashed(rt.layout)])
+
+
 def search(rt: Runtime, request: Search) -> SearchResult:
     return rt.search(request.query, request.options)
 
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    ListEntries: list_entries, Search: search,
+    ListEntries: list_entries, Forget: forget, Restore: restore, Trash: trash, Search: search,
 }  # fmt: skip
 
 

@@ -167,3 +167,48 @@ def test_hostile_keys_and_tags_are_one_line_refusals(layout, cli):
         assert result.returncode == 2, (value, result.stdout)
         assert result.stderr.startswith("memvault: error: ") and result.stderr.count("\n") == 1, result.stderr
     assert (layout.root / "MEMORY.md").read_bytes() == before
+
+
+def test_forget_is_gone_from_search_at_once_and_restore_puts_back_the_same_bytes(layout, cli):
+    _plant(layout)
+    memory = layout.root / "MEMORY.md"
+    before = memory.read_bytes()
+    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    try:
+        assert _search_paths(cli, "Postgres billing") == ["MEMORY.md"]
+        forgot = cli("forget", "billing-db")
+        assert forgot.returncode == 0, forgot.stderr
+        assert forgot.stdout.startswith("forgot MEMORY.md:19;")
+        assert b"Postgres" not in memory.read_bytes()
+        assert _search_paths(cli, "Postgres billing") == []  # read-your-writes through the daemon
+        (item,) = json.loads(cli("trash", "--json").stdout)["items"]
+        assert (item["origin"], item["section"], item["line"], item["key"]) == (
+            "MEMORY.md", "Architecture Decisions", 19, "billing-db")  # fmt: skip
+        restored = cli("restore", item["id"])
+        assert restored.returncode == 0 and "to MEMORY.md:19" in restored.stdout
+        assert memory.read_bytes() == before
+        assert _search_paths(cli, "Postgres billing") == ["MEMORY.md"]
+        assert json.loads(cli("trash", "--json").stdout)["items"] == []
+    finally:
+        cli("daemon", "stop")
+
+
+def test_forget_never_guesses_and_restore_into_a_changed_note_appends_to_the_section(layout, cli):
+    _plant(layout)
+    many = cli("forget", "--match", "#projectx")
+    assert many.returncode == 2 and "MEMORY.md:8, MEMORY.md:19" in many.stderr and many.stderr.count("\n") == 1
+    assert cli("forget", "no-such-key").returncode == 2
+    assert cli("forget", "MEMORY.md:11").returncode == 0  # by place: the tabs entry
+    (item,) = json.loads(cli("trash", "--json").stdout)["items"]
+    assert cli("remember", "--section", "User Preferences", "A new fact written meanwhile").returncode == 0
+    restored = cli("restore", item["id"])
+    assert restored.returncode == 0 and "end of its section" in restored.stdout
+    prefs = [e["text"] for e in json.loads(cli("list", "--json", "--section", "User Preferences").stdout)["entries"]]
+    assert prefs[-2:] == ["A new fact written meanwhile", "Uses tabs, never spaces #editor"]
+    assert cli("restore", item["id"]).returncode == 2  # gone from the trash once restored
+
+
+def _search_paths(cli, query):
+    result = cli("search", "--json", "--mode", "bm25", query)
+    assert result.returncode == 0, result.stderr
+    return [h["path"] for h in json.loads(result.stdout)["hits"]]

@@ -9,14 +9,18 @@ restore them in any editor.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from vault.entries import Entry
-from vault.fileio import atomic_write
+from vault.errors import NoteReadError, UsageError
+from vault.fileio import atomic_write, read_note
 from vault.paths import Layout
 
 ENTRIES_DIR = "entries"
@@ -31,9 +35,12 @@ def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
     return target
 
 
-def trash_entry(layout: Layout, entry: Entry, lines: str, reason: str, now: dt.datetime | None = None) -> str:
+def trash_entry(
+    layout: Layout, entry: Entry, lines: str, reason: str, now: dt.datetime | None = None, after: str | None = None
+) -> str:
     """Keep an entry's lines with their origin; returns the trash id. Written (and synced) before the
-    note changes, so a crash between the two leaves a copy too many, never one too few."""
+    note changes, so a crash between the two leaves a copy too many, never one too few. `after` is
+    the SHA-256 of the note without the entry: `restore` puts it back at its line only into that note."""
     now = now or dt.datetime.now()
     ident = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     meta = {
@@ -44,9 +51,55 @@ def trash_entry(layout: Layout, entry: Entry, lines: str, reason: str, now: dt.d
         "key": entry.key,
         "removed": now.isoformat(timespec="seconds"),
         "reason": reason,
+        "after": after,
     }
     folder = layout.trash_dir / ENTRIES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     text = "---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + lines
     atomic_write(folder / f"{ident}.md", text.encode("utf-8"))
     return ident
+
+
+@dataclass(frozen=True)
+class Trashed:
+    """One item of the trash: its id, its frontmatter and its lines as they were in the note."""
+
+    id: str
+    meta: dict[str, Any]
+    body: str
+
+
+_ID = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
+
+
+def _item_path(layout: Layout, ident: str) -> Path:
+    if not _ID.match(ident):
+        raise UsageError(f"{ident[:60]!r}: not a trash id (see `memvault trash`)")
+    return layout.trash_dir / ENTRIES_DIR / f"{ident}.md"
+
+
+def read_trashed(layout: Layout, ident: str) -> Trashed:
+    path = _item_path(layout, ident)
+    if not path.is_file():
+        raise UsageError(f"{ident}: no such item in {layout.trash_dir / ENTRIES_DIR}")
+    text = read_note(path, layout.relative(path)).text
+    head, sep, body = text.partition("\n---\n")
+    meta = yaml.safe_load(head.removeprefix("---\n")) if sep and text.startswith("---\n") else None
+    if not isinstance(meta, dict):
+        raise UsageError(f"{layout.relative(path)}: not a trash item (no frontmatter)")
+    return Trashed(ident, meta, body)
+
+
+def list_trashed(layout: Layout) -> list[Trashed]:
+    """The trashed entries, oldest first; an unreadable item is skipped (it stays on disk)."""
+    out = []
+    for path in sorted((layout.trash_dir / ENTRIES_DIR).glob("*.md")):
+        try:
+            out.append(read_trashed(layout, path.stem))
+        except (UsageError, NoteReadError, yaml.YAMLError):
+            continue
+    return out
+
+
+def remove_trashed(layout: Layout, ident: str) -> None:
+    _item_path(layout, ident).unlink(missing_ok=True)
