@@ -26,12 +26,12 @@ import numpy as np
 
 from indexer.bm25 import BM25Index
 from indexer.embedder import Embedder
-from indexer.faults import crash_point
 from indexer.filters import FilterSpec
 from indexer.manifest import ChunkRow, FileRow, Manifest
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from vault.config import Settings, load_settings
+from vault.faults import crash_point
 from vault.model import Chunk
 from vault.paths import Layout
 

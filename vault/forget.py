@@ -11,7 +11,8 @@ from pathlib import Path
 
 from vault.entries import Entry, iter_entries, normalise
 from vault.errors import UsageError
-from vault.fileio import TextFile, split_lines, update_note
+from vault.faults import crash_point
+from vault.fileio import TextFile, read_note, split_lines, update_note
 from vault.notes import parse_note
 from vault.paths import Layout, inside, is_note_rel
 from vault.scan import scan_vault
@@ -54,8 +55,6 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
 
 
 def _candidates(layout: Layout, key: str | None, match: str | None, where: tuple[str, int] | None) -> list[Entry]:
-    from vault.fileio import read_note
-
     files = [where[0]] if where is not None else [f.rel for f in scan_vault(layout) if not f.error]
     out = []
     for rel in files:
@@ -92,6 +91,7 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None) -> 
         removed = "".join(lines[target.start_line - 1 : target.end_line])
         after = hashlib.sha256(current.encode(new)).hexdigest()
         moved.append(Moved(path, target.start_line, trash_entry(layout, target, removed, "forgotten", after=after)))
+        crash_point("after-trash")
         return new
 
     update_note(layout, path, change)
@@ -113,6 +113,9 @@ def restore(layout: Layout, ident: str) -> Moved:
         encoded = current.encode(text) if current else b""
         line = int(item.meta.get("line") or 1)
         lines = split_lines(text)
+        if "".join(lines[line - 1 : line - 1 + len(split_lines(item.body))]) == item.body:
+            placed.append(Moved(path, line, ident, True))  # still there: the save or forget that trashed it
+            return text  # was killed before it wrote the note, so this item is only a spare copy
         if hashlib.sha256(encoded).hexdigest() == item.meta.get("after") and line - 1 <= len(lines):
             placed.append(Moved(path, line, ident, True))
             return "".join(lines[: line - 1]) + item.body + "".join(lines[line - 1 :])
@@ -127,5 +130,6 @@ def restore(layout: Layout, ident: str) -> Moved:
         return new
 
     update_note(layout, path, change)
+    crash_point("before-untrash")
     remove_trashed(layout, ident)
     return placed[0]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault.entries import Placed, check_key, check_tag, format_entry, place_entry
+from vault.faults import crash_point
 from vault.fileio import TextFile, update_note
 from vault.guards import check_entry
 from vault.paths import Layout
@@ -51,6 +52,7 @@ def save_entry(
         trashed = None
         if placed.old is not None:
             trashed = trash_entry(layout, placed.old, placed.old_lines, f"replaced by a save with key {key}")
+            crash_point("after-trash")
         outcome.append((placed, trashed))
         return new
 

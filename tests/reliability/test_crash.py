@@ -163,3 +163,41 @@ def test_sigkill_index_full(layout):
 @pytest.mark.reliability_full
 def test_sigkill_daemon_full(layout):
     _daemon_trials(layout, 20, FULL_SEED)
+
+
+ENTRY_WRITES = (
+    ("update by key", ("remember", "--type", "preference", "--key", "tea", "Now prefers black tea"), "after-trash"),
+    ("forget", ("forget", "tea"), "after-trash"),
+)
+
+
+@pytest.mark.parametrize(("what", "args", "point"), ENTRY_WRITES, ids=[w[0] for w in ENTRY_WRITES])
+def test_sigkill_during_an_entry_write_leaves_the_note_whole_and_the_trash_a_spare_copy(layout, what, args, point):
+    """Killed after the trash copy is written and before the note is: the note is as it was, and
+    restoring the spare copy writes nothing twice."""
+    assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    assert run_cli(layout, "remember", "--type", "preference", "--key", "tea", "Likes green tea").returncode == 0
+    memory = layout.root / "MEMORY.md"
+    before = memory.read_bytes()
+    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": point})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert memory.read_bytes() == before
+    (item,) = (layout.root / ".trash" / "entries").glob("*.md")
+    restored = run_cli(layout, "restore", item.stem)
+    assert restored.returncode == 0, restored.stderr
+    assert memory.read_bytes() == before and not item.exists()
+    tally("crash", 1)
+
+
+def test_sigkill_during_restore_leaves_the_entry_back_once(layout):
+    assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    assert run_cli(layout, "remember", "--type", "preference", "--key", "tea", "Likes green tea").returncode == 0
+    memory = layout.root / "MEMORY.md"
+    before = memory.read_bytes()
+    assert run_cli(layout, "forget", "tea").returncode == 0
+    (item,) = (layout.root / ".trash" / "entries").glob("*.md")
+    crashed = run_cli(layout, "restore", item.stem, env={"MEMVAULT_CRASH_AT": "before-untrash"})
+    assert crashed.returncode == -signal.SIGKILL and memory.read_bytes() == before and item.exists()
+    again = run_cli(layout, "restore", item.stem)  # the item left behind is found to be back already
+    assert again.returncode == 0 and memory.read_bytes() == before and not item.exists()
+    tally("crash", 1)

@@ -1,7 +1,8 @@
 """Named crash points for the crash-consistency tests.
 
 A SIGKILL at an exact step of a reconcile cannot be timed from outside, so
-tests set `MEMVAULT_CRASH_AT=<point>` and the process kills itself there.
+tests set `MEMVAULT_CRASH_AT=<point>` and the process kills itself there (reconcile steps in
+`indexer.index`, note writes in `vault`).
 Unset (always, outside tests), each call is one dictionary lookup.
 """
 
