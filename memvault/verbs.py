@@ -20,6 +20,7 @@ from search.options import SearchOptions, options_from
 from vault.daily import append_daily
 from vault.entries import collect
 from vault.errors import UsageError
+from vault.forget import Moved as MovedEntry
 from vault.forget import forget as forget_entry
 from vault.forget import restore as restore_entry
 from vault.memory_file import remember as remember_in_file
@@ -286,13 +287,14 @@ def list_entries(rt: Runtime, request: ListEntries) -> Listed:
 
 
 def forget(rt: Runtime, request: Forget) -> Moved:
-    moved = forget_entry(rt.layout, request.key, request.match)
-    rel = rt.layout.relative(moved.path)
-    return Moved(rel, moved.line, moved.id, True, rt.written([rel]))
+    return _moved(rt, forget_entry(rt.layout, request.key, request.match))
 
 
 def restore(rt: Runtime, request: Restore) -> Moved:
-    moved = restore_entry(rt.layout, request.id)
+    return _moved(rt, restore_entry(rt.layout, request.id))
+
+
+def _moved(rt: Runtime, moved: MovedEntry) -> Moved:
     rel = rt.layout.relative(moved.path)
     return Moved(rel, moved.line, moved.id, moved.exact, rt.written([rel]))
 
