@@ -133,7 +133,7 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.render import print_entries
 
-    reply = vault.entries(args.section, args.tag, args.key)
+    reply = vault.entries(args.section, args.tag, getattr(args, "key", None))  # `search --tag` has no --key
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
@@ -193,7 +193,6 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         with lines:
             return 1 if run_batch(vault, lines, defaults, sys.stdout) else 0
     if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
-        args.key = None
         return cmd_list(args, vault)
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
