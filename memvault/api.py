@@ -85,7 +85,6 @@ class Vault:
         tokenizer, qdrant_url) changes what the index is built with, only while no daemon runs."""
         from indexer.reconcile import ReconcileStats
 
-        self.close_index()
         return ReconcileStats(**self.run(verbs.Reindex(rebuild, None, **setup)).stats)
 
     def search_result(self, query: str, **options: Any) -> SearchResult:

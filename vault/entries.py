@@ -52,14 +52,17 @@ class Entry:
 
     @property
     def summary(self) -> str:
-        """The text without its key field, on one line: what `list` shows and duplicates compare."""
-        return " ".join(KEY_FIELD.sub("", self.text).split())
+        """The text without its key field, on one line: what `list` shows."""
+        return _one_line(self.text)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(KEY_FIELD.sub("", text).split())
 
 
 def normalise(text: str) -> str:
     """The form two saves of the same fact share: no key field, no `HH:MM` stamp, one space, no case."""
-    flat = " ".join(KEY_FIELD.sub("", text).split())
-    return _TIME.sub("", flat).casefold()
+    return _TIME.sub("", _one_line(text)).casefold()
 
 
 def tags_in(text: str) -> tuple[str, ...]:
@@ -110,11 +113,15 @@ def iter_entries(note: Note) -> Iterator[Entry]:
         i = end + 1
 
 
-def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
-    """Every entry in the vault's notes that matches all the given filters, notes in path order.
-    A note that cannot be read is skipped here; `status` and `index` name it."""
-    wanted_tag = tag.lstrip("#") if tag else None
-    out = []
+def vault_entries(layout: Layout, rel: str | None = None) -> Iterator[Entry]:
+    """The entries of every note of the vault, notes in path order (one that cannot be read is skipped
+    here; `status` and `index` name it), or of the note `rel` alone, which must be readable."""
+    if rel is not None:
+        path = layout.root / rel
+        if not path.is_file():
+            raise UsageError(f"{rel}: no such note")
+        yield from iter_entries(parse_note(rel, read_note(path, rel).text))
+        return
     for file in scan_vault(layout):
         if file.error:
             continue
@@ -122,14 +129,19 @@ def collect(layout: Layout, section: str | None = None, tag: str | None = None, 
             note = parse_note(file.rel, read_note(file.path, file.rel).text)
         except NoteReadError:
             continue
-        out.extend(
-            e
-            for e in iter_entries(note)
-            if (section is None or e.section == section)
-            and (wanted_tag is None or wanted_tag in e.tags)
-            and (key is None or e.key == key)
-        )
-    return out
+        yield from iter_entries(note)
+
+
+def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
+    """Every entry of the vault that matches all the given filters."""
+    wanted_tag = tag.lstrip("#") if tag else None
+    return [
+        e
+        for e in vault_entries(layout)
+        if (section is None or e.section == section)
+        and (wanted_tag is None or wanted_tag in e.tags)
+        and (key is None or e.key == key)
+    ]
 
 
 # saving ---------------------------------------------------------------------

@@ -9,13 +9,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.entries import Entry, iter_entries, normalise
+from vault.entries import Entry, iter_entries, normalise, vault_entries
 from vault.errors import UsageError
 from vault.faults import crash_point
-from vault.fileio import TextFile, read_note, split_lines, update_note
+from vault.fileio import TextFile, split_lines, update_note
 from vault.notes import parse_note
 from vault.paths import Layout, inside, is_note_rel
-from vault.scan import scan_vault
 from vault.sections import insert_in_section
 from vault.trash import read_trashed, remove_trashed, trash_entry
 
@@ -54,23 +53,11 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
     return None, (rel, int(found["line"]))
 
 
-def _candidates(layout: Layout, key: str | None, match: str | None, where: tuple[str, int] | None) -> list[Entry]:
-    files = [where[0]] if where is not None else [f.rel for f in scan_vault(layout) if not f.error]
-    out = []
-    for rel in files:
-        path = layout.root / rel
-        if not path.is_file():
-            raise UsageError(f"{rel}: no such note")
-        note = parse_note(rel, read_note(path, rel).text)
-        out.extend(e for e in iter_entries(note) if _matches(e, key, match, where))
-    return out
-
-
 def forget(layout: Layout, key: str | None = None, match: str | None = None) -> Moved:
     """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
     match is refused with the candidates named, never guessed."""
     key, where = _selector(layout, key, match)
-    found = _candidates(layout, key, match, where)
+    found = [e for e in vault_entries(layout, where[0] if where else None) if _matches(e, key, match, where)]
     what = f"key {key}" if key else f"{where[0]}:{where[1]}" if where else f"text {match!r}"
     if not found:
         raise UsageError(f"no entry with {what}")

@@ -21,6 +21,7 @@ import yaml
 from vault.entries import Entry
 from vault.errors import NoteReadError, UsageError
 from vault.fileio import atomic_write, read_note
+from vault.notes import parse_note
 from vault.paths import Layout
 
 ENTRIES_DIR = "entries"
@@ -82,12 +83,11 @@ def read_trashed(layout: Layout, ident: str) -> Trashed:
     path = _item_path(layout, ident)
     if not path.is_file():
         raise UsageError(f"{ident}: no such item in {layout.trash_dir / ENTRIES_DIR}")
-    text = read_note(path, layout.relative(path)).text
-    head, sep, body = text.partition("\n---\n")
-    meta = yaml.safe_load(head.removeprefix("---\n")) if sep and text.startswith("---\n") else None
-    if not isinstance(meta, dict):
-        raise UsageError(f"{layout.relative(path)}: not a trash item (no frontmatter)")
-    return Trashed(ident, meta, body)
+    rel = layout.relative(path)
+    item = parse_note(rel, read_note(path, rel).text)
+    if item.problem or not item.frontmatter:
+        raise UsageError(item.problem or f"{rel}: not a trash item (no frontmatter)")
+    return Trashed(ident, item.frontmatter, item.body)
 
 
 def list_trashed(layout: Layout) -> list[Trashed]:
@@ -96,7 +96,7 @@ def list_trashed(layout: Layout) -> list[Trashed]:
     for path in sorted((layout.trash_dir / ENTRIES_DIR).glob("*.md")):
         try:
             out.append(read_trashed(layout, path.stem))
-        except (UsageError, NoteReadError, yaml.YAMLError):
+        except (UsageError, NoteReadError):
             continue
     return out
 
