@@ -44,6 +44,22 @@ def test_note_cli_today_stdin_and_date(layout, cli):
     assert shown.returncode == 0 and "back-dated" in shown.stdout
 
 
+def test_existing_past_day_is_frozen(layout, cli):
+    """A missing past day may be created (a backfill); once it exists, saves are refused, naming `correct`."""
+    past = layout.daily_note(dt.date.today() - dt.timedelta(days=3))
+    day = past.stem
+    assert cli("note", "--date", day, "backfilled").returncode == 0
+    before = past.read_bytes()
+    for args in (("note", "--date", day, "later"), ("note", "--date", day, "--key", "k", "keyed")):
+        refused = cli(*args)
+        assert refused.returncode == 2, refused.stderr
+        line = refused.stderr.strip()
+        assert "\n" not in line and "frozen" in line and "memvault correct" in line and day in line
+    assert past.read_bytes() == before
+    assert cli("note", "today is open").returncode == 0
+    assert cli("note", "today is open, twice").returncode == 0
+
+
 def test_append_keeps_crlf_endings_and_every_existing_byte(layout):
     path = layout.daily_note(NOON.date())
     path.parent.mkdir(parents=True)

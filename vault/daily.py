@@ -45,13 +45,15 @@ def append_daily(
     the entry with the same key in that note; the same text twice in a section is saved once.
 
     Today's entries are stamped with the time; entries for another day are not,
-    since the time of writing says nothing about that day.
+    since the time of writing says nothing about that day. Past days are history: a missing one may
+    be created (an import, a backfill), an existing one is never changed by a save.
     """
     if section not in DAILY_SECTIONS:
         raise UsageError(f"{section!r}: unknown daily section; use one of {', '.join(DAILY_SECTIONS)}")
     now = now or dt.datetime.now()
     day = day or now.date()
-    path = inside(layout, layout.relative(layout.daily_note(day)))
+    rel = layout.relative(layout.daily_note(day))
+    path = inside(layout, rel)
     spec = DAILY_SECTIONS[section]
     lang = vault_lang(layout)
 
@@ -66,4 +68,5 @@ def append_daily(
         section_of=lambda body: titles(body)[0],
         key=key, tags=tags,
         on_add=lambda new, _: _bump_counter(new, titles(new)[1]),
+        frozen=f"{rel}: past days are frozen; `memvault correct` changes what one says" if day < now.date() else None,
     )  # fmt: skip

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault.entries import Placed, check_key, check_tag, format_entry, place_entry
+from vault.errors import UsageError
 from vault.faults import crash_point
 from vault.fileio import TextFile, update_note
 from vault.guards import check_entry
@@ -37,14 +38,18 @@ def save_entry(
     key: str | None = None,
     tags: tuple[str, ...] = (),
     on_add: Callable[[str, str], str] | None = None,
+    frozen: str | None = None,
 ) -> Saved:
     """Save one entry into the note at `path` (created from `template()`), in the section that
-    `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to."""
+    `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
+    `frozen` note may be created but never changed: the message says why, checked under the lock."""
     entry = format_entry(check_entry(text), check_key(key) if key else None, tuple(check_tag(t) for t in tags))
     rel = layout.relative(path)
     outcome: list[tuple[Placed, str | None]] = []
 
     def change(current: TextFile | None) -> str:
+        if current is not None and frozen:
+            raise UsageError(frozen)
         body = current.text if current else template()
         new, placed = place_entry(body, rel, section_of(body), entry, prefix, current.newline if current else "\n", key)
         if placed.status == "added" and on_add is not None:
