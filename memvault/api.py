@@ -106,6 +106,11 @@ class Vault:
     def restore(self, id: str) -> verbs.Moved:
         return self.run(verbs.Restore(id))
 
+    def clear(self, section: str | None = None, all: bool = False, yes: bool = False) -> verbs.Cleared:
+        """Move every entry of a MEMORY.md section (or, `all`, of every note) to the trash; without
+        `yes` it is refused, naming what would move."""
+        return self.run(verbs.Clear(section, all, yes))
+
     def trash(self) -> list[dict[str, Any]]:
         return self.run(verbs.Trash()).items
 

@@ -7,25 +7,16 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from memvault import verbs
 from memvault.api import Vault
+from memvault.cli_entries import Handler, add_entry_commands, cmd_list, read_text_arg
 from search.fusion import WEIGHTS
 from vault.errors import MemvaultError, UsageError
 
-Handler = Callable[[argparse.Namespace, Vault], int]
 INTERNAL_ERROR = 70
-
-
-def _read_text_arg(text: str | None) -> str:
-    """The entry from the argument, or from stdin when it is omitted or `-`."""
-    if text is None or text == "-":
-        if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError("no text given: pass it as an argument or pipe it on stdin")
-        return sys.stdin.read()
-    return text
 
 
 def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
@@ -34,30 +25,6 @@ def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
         print(f"created {path}")
     if not created:
         print(f"vault already initialised at {vault.root}")
-    return 0
-
-
-def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: str | None) -> str:
-    """What a save did, in one line."""
-    if reply.status == "unchanged":
-        return f"already remembered in {where}"
-    if reply.status == "updated":
-        return f"updated the entry with key {key} in {where}; the old one is in .trash/entries/{reply.trashed}.md"
-    return f"{done} in {where}"
-
-
-def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Note(_read_text_arg(args.text), args.date, args.section, args.key, args.tag))
-    print(_saved("noted", reply, reply.path, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
-    return 0
-
-
-def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Remember(_read_text_arg(args.text), args.section, args.type, args.key, args.tag))
-    if reply.created_section:
-        print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
-    print(_saved("remembered", reply, reply.path + (f" § {reply.section}" if reply.section != "daily" else ""),
-                 args.key))  # fmt: skip
     return 0
 
 
@@ -88,7 +55,7 @@ def cmd_sections(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
     path = vault.note_path(args.ref)
     if args.file == "-":
-        text = _read_text_arg(None)
+        text = read_text_arg(None)
     else:
         try:
             with open(args.file, encoding="utf-8") as fh:
@@ -127,41 +94,6 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
         print(f"{key:<15} {status[key]}")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
-    return 0
-
-
-def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
-    from memvault.render import print_entries
-
-    reply = vault.entries(args.section, args.tag, getattr(args, "key", None))  # `search --tag` has no --key
-    if args.json:
-        print(json.dumps(reply.to_json(), ensure_ascii=False))
-    else:
-        print_entries(reply.entries, reply.tags, sys.stdout)
-    return 0
-
-
-def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
-    moved = vault.forget(args.what, args.match)
-    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id})")
-    return 0
-
-
-def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
-    moved = vault.restore(args.id)
-    where = f"{moved.path}:{moved.line}" if moved.exact else f"the end of its section in {moved.path} (it changed)"
-    print(f"restored {moved.id} to {where}")
-    return 0
-
-
-def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
-    items = vault.trash()
-    if args.json:
-        print(json.dumps({"items": items}, ensure_ascii=False, default=str))
-        return 0
-    from memvault.render import print_trash
-
-    print_trash(items, sys.stdout)
     return 0
 
 
@@ -250,8 +182,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from indexer.filters import KINDS
     from search.hits import MODES
-    from vault.memory_file import SAVE_TYPES
-    from vault.templates import DAILY_SECTIONS, LANGS
+    from vault.templates import LANGS
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
@@ -267,19 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("init", cmd_init, "create daily/ and MEMORY.md (never overwrites)")
     p.add_argument("--lang", choices=LANGS, default="zh", help="section names in Chinese or English")
 
-    p = add("note", cmd_note, "append an entry to today's daily note")
-    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
-    p.add_argument("--date", help="another day, YYYY-MM-DD")
-    p.add_argument("--section", choices=list(DAILY_SECTIONS), default="conversation")
-    p.add_argument("--key", help="name the entry: a later save with this key replaces it in place")
-    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
-
-    p = add("remember", cmd_remember, "append an entry to a MEMORY.md section")
-    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
-    p.add_argument("--section", help="section title (created if missing)")
-    p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
-    p.add_argument("--key", help="name the entry: a later save with this key replaces it, in any section")
-    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+    add_entry_commands(add)
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")
@@ -289,22 +208,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
     p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
     p.add_argument("--file", default="-", help="new content (default: stdin)")
-
-    p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")
-    p.add_argument("--section", help="only entries under this ## section")
-    p.add_argument("--tag", help="only entries with this tag (#tag in the item, or the note's frontmatter tags)")
-    p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
-    p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
-
-    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
-    p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
-    p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
-
-    p = add("restore", cmd_restore, "put a forgotten entry back where it was")
-    p.add_argument("id", help="its trash id (see memvault trash)")
-
-    p = add("trash", cmd_trash, "list the entries in the trash with their id, origin and time")
-    p.add_argument("--json", action="store_true")
 
     p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
     p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")

@@ -21,6 +21,7 @@ from vault.daily import append_daily
 from vault.entries import collect
 from vault.errors import UsageError
 from vault.forget import Moved as MovedEntry
+from vault.forget import clear as clear_entries
 from vault.forget import forget as forget_entry
 from vault.forget import restore as restore_entry
 from vault.memory_file import remember as remember_in_file
@@ -98,6 +99,19 @@ class Moved(Message):
     line: int
     id: str
     exact: bool = True
+    indexed: bool = False
+    count: int = 1  # a restored `clear` batch: how many entries went back (`path`, `line`: the first)
+
+
+@dataclass(frozen=True)
+class Cleared(Message):
+    """What `clear` moved to the trash (or, with `dry_run`, would move): `count` entries of `paths`,
+    restored together by `restore BATCH`."""
+
+    batch: str
+    count: int
+    paths: list[str]
+    dry_run: bool = False
     indexed: bool = False
 
 
@@ -213,6 +227,19 @@ class Restore(Request):
 
 
 @dataclass(frozen=True)
+class Clear(Request):
+    """Every entry of one MEMORY.md `section`, or of every note (`all`), to the trash. Nothing moves
+    without `yes`: the request is refused with what it would move, unless it is a `dry_run`."""
+
+    op: ClassVar[str] = "clear"
+    reply: ClassVar[type] = Cleared
+    section: str | None = None
+    all: bool = False
+    yes: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
 class Trash(Request):
     op: ClassVar[str] = "trash"
     reply: ClassVar[type] = TrashList
@@ -291,12 +318,26 @@ def forget(rt: Runtime, request: Forget) -> Moved:
 
 
 def restore(rt: Runtime, request: Restore) -> Moved:
-    return _moved(rt, restore_entry(rt.layout, request.id))
+    moved = restore_entry(rt.layout, request.id)
+    if len(moved) == 1:
+        return _moved(rt, moved[0])
+    paths = list(dict.fromkeys(rt.layout.relative(m.path) for m in moved))
+    return Moved(paths[0], moved[0].line, request.id, all(m.exact for m in moved), rt.written(paths), len(moved))
 
 
 def _moved(rt: Runtime, moved: MovedEntry) -> Moved:
     rel = rt.layout.relative(moved.path)
     return Moved(rel, moved.line, moved.id, moved.exact, rt.written([rel]))
+
+
+def clear(rt: Runtime, request: Clear) -> Cleared:
+    dry = request.dry_run or not request.yes
+    found = clear_entries(rt.layout, request.section, request.all, dry_run=dry)
+    paths = [rt.layout.relative(p) for p in found.paths]
+    if dry and not request.dry_run:
+        scope = f"section {request.section!r} of MEMORY.md" if request.section is not None else "every note"
+        raise UsageError(f"clear would move {found.count} entries of {scope} to the trash; add --yes to do it")
+    return Cleared(found.batch, found.count, paths, dry, False if dry else rt.written(paths))
 
 
 def trash(rt: Runtime, request: Trash) -> TrashList:
@@ -309,7 +350,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    ListEntries: list_entries, Forget: forget, Restore: restore, Trash: trash, Search: search,
+    ListEntries: list_entries, Forget: forget, Restore: restore, Clear: clear, Trash: trash, Search: search,
 }  # fmt: skip
 
 

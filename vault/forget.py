@@ -1,6 +1,7 @@
-"""Forgetting one entry, recoverably, and putting it back: the entry's lines go to the trash first,
-then leave the note; `restore` puts them back where they were, byte for byte when the note has not
-changed since, else at the end of their section."""
+"""Forgetting entries, recoverably, and putting them back: one entry (`forget`) or every entry of a
+section or of the vault (`clear`). The lines go to the trash first, then leave the note; `restore`
+puts them back where they were, byte for byte when the note has not changed since, else at the end
+of their section."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from pathlib import Path
 from vault.entries import Entry, iter_entries, normalise, vault_entries
 from vault.errors import UsageError
 from vault.faults import crash_point
-from vault.fileio import TextFile, split_lines, update_note
+from vault.fileio import TextFile, read_note, split_lines, update_note
 from vault.notes import parse_note
 from vault.paths import Layout, inside, is_note_rel
-from vault.sections import insert_in_section
-from vault.trash import read_trashed, remove_trashed, trash_entry
+from vault.sections import find_sections, insert_in_section
+from vault.trash import Trashed, is_item, list_trashed, new_id, read_trashed, remove_trashed, trash_entry
 
 _WHERE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
 
@@ -73,22 +74,107 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None) -> 
         entries = [e for e in iter_entries(parse_note(target.path, current.text)) if _matches(e, key, match, where)]
         if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
             raise UsageError(f"{target.path} changed while forgetting; try again")
-        lines = split_lines(current.text)
-        new = "".join(lines[: target.start_line - 1] + lines[target.end_line :])
-        removed = "".join(lines[target.start_line - 1 : target.end_line])
-        after = hashlib.sha256(current.encode(new)).hexdigest()
-        moved.append(Moved(path, target.start_line, trash_entry(layout, target, removed, "forgotten", after=after)))
-        crash_point("after-trash")
+        new, ids = _cut(layout, current, [target], "forgotten")
+        moved.append(Moved(path, target.start_line, ids[0]))
         return new
 
     update_note(layout, path, change)
     return moved[0]
 
 
-def restore(layout: Layout, ident: str) -> Moved:
-    """Put a trashed entry back: at its old line when its note is as the forget left it, else at the
-    end of its old section (created if missing). The trash item goes once the note is written."""
-    item = read_trashed(layout, ident)
+def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None
+         ) -> tuple[str, list[str]]:  # fmt: skip
+    """The note without `targets`, each trashed first. An entry's `after` is the note as it is once
+    it and every later target are out, so restoring a batch in line order puts each back exactly."""
+    lines = split_lines(current.text)
+    targets = sorted(targets, key=lambda e: e.start_line)
+    kept = [True] * len(lines)
+    afters: list[str] = []
+    for entry in reversed(targets):
+        kept[entry.start_line - 1 : entry.end_line] = [False] * (entry.end_line - entry.start_line + 1)
+        afters.append(
+            hashlib.sha256(current.encode("".join(x for x, k in zip(lines, kept, strict=True) if k))).hexdigest()
+        )
+    ids = [
+        trash_entry(
+            layout, entry, "".join(lines[entry.start_line - 1 : entry.end_line]), reason, after=after, batch=batch
+        )
+        for entry, after in zip(targets, reversed(afters), strict=True)
+    ]
+    crash_point("after-trash")
+    return "".join(x for x, k in zip(lines, kept, strict=True) if k), ids
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """What a `clear` moved to the trash (or, dry, would move): `count` entries from `paths`, all
+    under one `batch` id that `restore` takes to put them all back."""
+
+    batch: str
+    count: int
+    paths: list[Path]
+
+
+def clear(layout: Layout, section: str | None = None, everything: bool = False, dry_run: bool = False) -> Cleared:
+    """Move every entry of a MEMORY.md section, or of the whole vault, to the trash; headings, the
+    daily notes' counters and all other lines stay. Each entry is its own trash item."""
+    if (section is None) == (not everything):
+        raise UsageError("say what to clear: --section NAME (of MEMORY.md) or --all")
+    memory = layout.relative(layout.memory_md)
+    rel = memory if section is not None else None
+    if rel is not None and not layout.memory_md.is_file():
+        raise UsageError(f"{memory}: no such note")
+
+    def wanted(e: Entry) -> bool:
+        return section is None or e.section == section
+
+    by_note: dict[str, int] = {}
+    for entry in vault_entries(layout, rel):
+        if wanted(entry):
+            by_note[entry.path] = by_note.get(entry.path, 0) + 1
+    if section is not None and not by_note and section not in _titles(layout, memory):
+        raise UsageError(f"{memory} has no section {section!r}")
+    batch = new_id()
+    if dry_run:
+        return Cleared(batch, sum(by_note.values()), [layout.root / p for p in by_note])
+    count = 0
+    for path_rel in by_note:
+        moved: list[int] = []
+
+        def change(current: TextFile | None, path_rel: str = path_rel, moved: list[int] = moved) -> str:
+            if current is None:
+                return ""
+            targets = [e for e in iter_entries(parse_note(path_rel, current.text)) if wanted(e)]
+            new, ids = _cut(layout, current, targets, f"cleared ({'section ' + section if section else 'all'})", batch)
+            moved.append(len(ids))
+            return new
+
+        update_note(layout, layout.root / path_rel, change)
+        count += moved[-1] if moved else 0
+    return Cleared(batch, count, [layout.root / p for p in by_note])
+
+
+def _titles(layout: Layout, rel: str) -> set[str]:
+    text = read_note(layout.root / rel, rel).text
+    return {s.title for s in find_sections([line.rstrip("\r") for line in text.split("\n")], 2)}
+
+
+def restore(layout: Layout, ident: str) -> list[Moved]:
+    """Put a trashed entry back, or every entry of a `clear` batch (in line order, so each goes back
+    exactly where it was when nothing else changed)."""
+    if is_item(layout, ident):
+        return [_restore_one(layout, read_trashed(layout, ident))]
+    batch = sorted((t for t in list_trashed(layout) if t.meta.get("batch") == ident),
+                   key=lambda t: (str(t.meta.get("origin")), int(t.meta.get("line") or 0)))  # fmt: skip
+    if not batch:
+        read_trashed(layout, ident)  # the one-line error: not an id, or no such item
+    return [_restore_one(layout, item) for item in batch]
+
+
+def _restore_one(layout: Layout, item: Trashed) -> Moved:
+    """At its old line when its note is as the removal left it, else at the end of its old section
+    (created if missing). The trash item goes once the note is written."""
+    ident = item.id
     origin = str(item.meta.get("origin") or "")
     if not is_note_rel(origin):
         raise UsageError(f"{ident}: its origin {origin!r} is not a note path")

@@ -37,13 +37,20 @@ def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
 
 
 def trash_entry(
-    layout: Layout, entry: Entry, lines: str, reason: str, now: dt.datetime | None = None, after: str | None = None
+    layout: Layout,
+    entry: Entry,
+    lines: str,
+    reason: str,
+    now: dt.datetime | None = None,
+    after: str | None = None,
+    batch: str | None = None,
 ) -> str:
     """Keep an entry's lines with their origin; returns the trash id. Written (and synced) before the
     note changes, so a crash between the two leaves a copy too many, never one too few. `after` is
-    the SHA-256 of the note without the entry: `restore` puts it back at its line only into that note."""
+    the SHA-256 of the note without the entry: `restore` puts it back at its line only into that note.
+    `batch` is the id shared by the entries one `clear` removed, restored together."""
     now = now or dt.datetime.now()
-    ident = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    ident = new_id(now)
     meta = {
         "id": ident,
         "origin": entry.path,
@@ -53,12 +60,18 @@ def trash_entry(
         "removed": now.isoformat(timespec="seconds"),
         "reason": reason,
         "after": after,
+        **({"batch": batch} if batch else {}),
     }
     folder = layout.trash_dir / ENTRIES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     text = "---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + lines
     atomic_write(folder / f"{ident}.md", text.encode("utf-8"))
     return ident
+
+
+def new_id(now: dt.datetime | None = None) -> str:
+    """A trash id: the time (so ids sort by age) and six random hex digits."""
+    return f"{now or dt.datetime.now():%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,10 @@ def _item_path(layout: Layout, ident: str) -> Path:
     if not _ID.match(ident):
         raise UsageError(f"{ident[:60]!r}: not a trash id (see `memvault trash`)")
     return layout.trash_dir / ENTRIES_DIR / f"{ident}.md"
+
+
+def is_item(layout: Layout, ident: str) -> bool:
+    return _item_path(layout, ident).is_file()
 
 
 def read_trashed(layout: Layout, ident: str) -> Trashed:

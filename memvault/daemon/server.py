@@ -293,7 +293,6 @@ class Daemon:
         log.info("stopped")
 
 
-
 def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
     """`memvault daemon run`: serve this vault in the foreground until SIGTERM."""
     Daemon(layout, config, debounce=debounce, rescan_every=rescan).run()

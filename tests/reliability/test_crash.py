@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import threading
@@ -200,4 +201,38 @@ def test_sigkill_during_restore_leaves_the_entry_back_once(layout):
     assert crashed.returncode == -signal.SIGKILL and memory.read_bytes() == before and item.exists()
     again = run_cli(layout, "restore", item.stem)  # the item left behind is found to be back already
     assert again.returncode == 0 and memory.read_bytes() == before and not item.exists()
+    tally("crash", 1)
+
+
+@pytest.mark.parametrize("point", ["after-trash:1", "after-trash:2", "restore:before-untrash:2"])
+def test_sigkill_during_clear_or_its_restore_leaves_each_note_before_or_after(layout, tmp_path, point):
+    """`clear --all` writes note by note: killed before the first note, between two notes, or in the
+    middle of restoring the batch, each note is whole (as before or as cleared), and restoring the
+    batch brings every note back byte for byte."""
+    assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    for fact in ("Likes green tea", "Reads on trains"):
+        assert run_cli(layout, "remember", "--type", "preference", fact).returncode == 0
+    assert run_cli(layout, "note", "--date", "2026-01-02", "A day of planning").returncode == 0
+    rels = ["MEMORY.md", "daily/2026-01-02.md"]
+    before = [(layout.root / r).read_bytes() for r in rels]
+    twin = Layout((tmp_path / "twin").resolve())  # the same vault cleared without a crash: the "after"
+    shutil.copytree(layout.root, twin.root)
+    assert run_cli(twin, "clear", "--all", "--yes").returncode == 0
+    after = [(twin.root / r).read_bytes() for r in rels]
+    assert after != before
+    restore_crash = point.startswith("restore:")
+    cleared = run_cli(layout, "clear", "--all", "--yes", env={} if restore_crash else {"MEMVAULT_CRASH_AT": point})
+    assert cleared.returncode == (0 if restore_crash else -signal.SIGKILL), cleared.stderr
+    items = list((layout.root / ".trash" / "entries").glob("*.md"))
+    batch = {line[7:] for item in items for line in item.read_text().splitlines() if line.startswith("batch: ")}
+    assert len(batch) == 1 and len(items) == (2 if point == "after-trash:1" else 3)  # MEMORY.md first
+    if restore_crash:
+        crashed = run_cli(layout, "restore", *batch, env={"MEMVAULT_CRASH_AT": point.removeprefix("restore:")})
+        assert crashed.returncode == -signal.SIGKILL
+    for rel, old, new in zip(rels, before, after, strict=True):
+        assert (layout.root / rel).read_bytes() in (old, new), (point, rel)
+    restored = run_cli(layout, "restore", *batch)
+    assert restored.returncode == 0, restored.stderr
+    assert [(layout.root / r).read_bytes() for r in rels] == before
+    assert not list((layout.root / ".trash" / "entries").glob("*.md"))
     tally("crash", 1)

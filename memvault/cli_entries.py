@@ -1,0 +1,145 @@
+"""The entry commands of the `memvault` CLI: saving (`note`, `remember`), listing, and removing
+entries recoverably (`forget`, `clear`, `trash`, `restore`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from memvault import verbs
+from memvault.api import Vault
+from vault.errors import UsageError
+
+Handler = Callable[[argparse.Namespace, Vault], int]
+
+
+def read_text_arg(text: str | None) -> str:
+    """The entry from the argument, or from stdin when it is omitted or `-`."""
+    if text is None or text == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("no text given: pass it as an argument or pipe it on stdin")
+        return sys.stdin.read()
+    return text
+
+
+def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: str | None) -> str:
+    """What a save did, in one line."""
+    if reply.status == "unchanged":
+        return f"already remembered in {where}"
+    if reply.status == "updated":
+        return f"updated the entry with key {key} in {where}; the old one is in .trash/entries/{reply.trashed}.md"
+    return f"{done} in {where}"
+
+
+def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
+    reply = vault.run(verbs.Note(read_text_arg(args.text), args.date, args.section, args.key, args.tag))
+    print(_saved("noted", reply, reply.path, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
+    reply = vault.run(verbs.Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag))
+    if reply.created_section:
+        print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
+    print(_saved("remembered", reply, reply.path + (f" § {reply.section}" if reply.section != "daily" else ""),
+                 args.key))  # fmt: skip
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.render import print_entries
+
+    reply = vault.entries(args.section, args.tag, getattr(args, "key", None))  # `search --tag` has no --key
+    if args.json:
+        print(json.dumps(reply.to_json(), ensure_ascii=False))
+    else:
+        print_entries(reply.entries, reply.tags, sys.stdout)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
+    moved = vault.forget(args.what, args.match)
+    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id})")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
+    moved = vault.restore(args.id)
+    if moved.count > 1:
+        how = "each where it was" if moved.exact else "some at the end of their section (their note changed)"
+        print(f"restored {moved.count} entries of batch {moved.id}, {how}")
+        return 0
+    where = f"{moved.path}:{moved.line}" if moved.exact else f"the end of its section in {moved.path} (it changed)"
+    print(f"restored {moved.id} to {where}")
+    return 0
+
+
+def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
+    items = vault.trash()
+    if args.json:
+        print(json.dumps({"items": items}, ensure_ascii=False, default=str))
+        return 0
+    from memvault.render import print_trash
+
+    print_trash(items, sys.stdout)
+    return 0
+
+
+def cmd_clear(args: argparse.Namespace, vault: Vault) -> int:
+    yes = args.yes
+    if not yes and sys.stdin is not None and sys.stdin.isatty():  # a person at a terminal types the confirmation
+        preview = vault.run(verbs.Clear(args.section, args.all, dry_run=True))
+        answer = input(f"move {preview.count} entries of {', '.join(preview.paths) or 'no note'} to the trash? "
+                       "type yes: ")  # fmt: skip
+        if answer.strip().lower() != "yes":
+            raise UsageError("not cleared")
+        yes = True
+    reply = vault.run(verbs.Clear(args.section, args.all, yes))
+    if not reply.count:
+        print("nothing to clear")
+        return 0
+    print(f"moved {reply.count} entries of {', '.join(reply.paths)} to the trash (memvault restore {reply.batch})")
+    return 0
+
+
+def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    from vault.memory_file import SAVE_TYPES
+    from vault.templates import DAILY_SECTIONS
+
+    p = add("note", cmd_note, "append an entry to today's daily note")
+    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
+    p.add_argument("--date", help="another day, YYYY-MM-DD (an existing past day is frozen: see correct)")
+    p.add_argument("--section", choices=list(DAILY_SECTIONS), default="conversation")
+    p.add_argument("--key", help="name the entry: a later save with this key replaces it in place")
+    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+
+    p = add("remember", cmd_remember, "append an entry to a MEMORY.md section")
+    p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
+    p.add_argument("--section", help="section title (created if missing)")
+    p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
+    p.add_argument("--key", help="name the entry: a later save with this key replaces it, in any section")
+    p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+
+    p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")
+    p.add_argument("--section", help="only entries under this ## section")
+    p.add_argument("--tag", help="only entries with this tag (#tag in the item, or the note's frontmatter tags)")
+    p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
+    p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
+
+    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
+    p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
+    p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
+
+    p = add("clear", cmd_clear, "move every entry of a MEMORY.md section, or of every note, to the trash")
+    scope = p.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--section", help="a MEMORY.md section: its entries go, its heading stays")
+    scope.add_argument("--all", action="store_true", help="every entry of every note (headings stay)")
+    p.add_argument("--yes", action="store_true", help="do it without asking (else a typed confirmation)")
+
+    p = add("restore", cmd_restore, "put a forgotten entry back where it was, or a whole cleared batch")
+    p.add_argument("id", help="its trash id, or the batch id a clear printed (see memvault trash)")
+
+    p = add("trash", cmd_trash, "list the entries in the trash with their id, origin and time")
+    p.add_argument("--json", action="store_true")
