@@ -249,6 +249,32 @@ class Index:
         self.manifest.set_meta("dirty", "0")
         self.manifest.set_meta("last_reconcile", str(when))
 
+    def purge(self) -> list[str]:
+        """After a text was removed for good and its notes reindexed: drop the cached vectors no chunk
+        uses, rewrite the manifest so no deleted row survives in a free page or the WAL, and write the
+        embedded store afresh from the cached vectors (it keeps deleted points in its segments and WAL
+        until a vacuum it may never run; a server's optimizers do that themselves). Returns the notes
+        whose vectors were not cached: the next reconcile embeds them again."""
+        self.manifest.drop_unused_cache()
+        self.manifest.scrub()
+        if self.config.qdrant_url:
+            return []
+        rows = [(cid, payload) for cid, payload, _ in self.manifest.iter_chunks(with_tokens=False)]
+        cached = self.manifest.cached_vectors(self.embedder.name, [p["content_hash"] for _, p in rows])
+        kept = [(cid, p) for cid, p in rows if p["content_hash"] in cached]
+        self.manifest.set_meta("dirty", "1")
+        self._close_vectors()
+        _remove_tree(self.edge_path)
+        self.open_vectors()
+        if kept:
+            vectors = np.stack([cached[p["content_hash"]] for _, p in kept])
+            self._store().upsert([cid for cid, _ in kept], vectors, [p for _, p in kept])
+        missing = sorted({p["path"] for _, p in rows if p["content_hash"] not in cached})
+        self.manifest.invalidate(missing)
+        self._store().flush()
+        self.manifest.set_meta("dirty", "0")
+        return missing
+
     def _delete_points(self, ids: list[str]) -> None:
         if ids:
             self.manifest.set_meta("dirty", "1")

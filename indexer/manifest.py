@@ -302,6 +302,19 @@ class Manifest:
                     (excess,),
                 )
 
+    def drop_unused_cache(self) -> int:
+        """Forget every cached vector no chunk uses now: after a purge, the removed text's vector."""
+        with self._transaction():
+            cur = self.db.execute("DELETE FROM embed_cache WHERE content_hash NOT IN (SELECT content_hash FROM chunks)")
+        return cur.rowcount
+
+    def scrub(self) -> None:
+        """Rewrite the database so no deleted row survives in a free page, the WAL or its tail: the
+        last step of removing a text for good."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def _transaction(self):
         return _Transaction(self.db)
 

@@ -99,9 +99,10 @@ class Vault:
         """The vault's entries (list items with their key and tags), narrowed by section, tag and key."""
         return self.run(verbs.ListEntries(section, tag, key))
 
-    def forget(self, key: str | None = None, match: str | None = None) -> verbs.Moved:
-        """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text."""
-        return self.run(verbs.Forget(key, match))
+    def forget(self, key: str | None = None, match: str | None = None, purge: bool = False) -> verbs.Moved:
+        """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text; `purge`
+        removes it for good, from the trash and the index too."""
+        return self.run(verbs.Forget(key, match, purge))
 
     def restore(self, id: str) -> verbs.Moved:
         return self.run(verbs.Restore(id))

@@ -60,7 +60,13 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
-    moved = vault.forget(args.what, args.match)
+    moved = vault.forget(args.what, args.match, args.purge)
+    if args.purge:
+        print(f"purged {moved.path}:{moved.line}: no copy kept, {moved.scrubbed} older copies removed from the "
+              "trash, none left in the index")  # fmt: skip
+        if moved.elsewhere:
+            print(f"memvault: the same text is still in {', '.join(moved.elsewhere)}", file=sys.stderr)
+        return 0
     print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id})")
     return 0
 
@@ -131,6 +137,7 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
     p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
     p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
+    p.add_argument("--purge", action="store_true", help="for a secret: keep no copy, in the trash or the index")
 
     p = add("clear", cmd_clear, "move every entry of a MEMORY.md section, or of every note, to the trash")
     scope = p.add_mutually_exclusive_group(required=True)

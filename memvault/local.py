@@ -55,6 +55,17 @@ class LocalRuntime:
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
         return Indexed(stats.as_dict(), problems)
 
+    def purge(self, paths: list[str]) -> None:
+        from indexer.opening import open_index
+        from indexer.reconcile import reconcile
+
+        self.close()
+        with open_index(self.layout, self.config, load_bm25=False) as index:
+            reconcile(index, paths)
+            again = index.purge()
+            if again:
+                reconcile(index, again)
+
     def status(self) -> dict[str, Any]:
         from indexer.status import vault_status
 

@@ -46,6 +46,10 @@ class Runtime(Protocol):
 
     def verify(self) -> list[str]: ...
 
+    def purge(self, paths: list[str]) -> None:
+        """Text was removed from these notes for good: index them now and leave no copy in the index."""
+        ...
+
 
 # replies ------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -101,6 +105,8 @@ class Moved(Message):
     exact: bool = True
     indexed: bool = False
     count: int = 1  # a restored `clear` batch: how many entries went back (`path`, `line`: the first)
+    scrubbed: int = 0  # forget --purge: copies removed from the trash (`id` is then "": none kept)
+    elsewhere: list[str] = field(default_factory=list)  # forget --purge: entries still holding the text
 
 
 @dataclass(frozen=True)
@@ -211,12 +217,14 @@ class ListEntries(Request):
 
 @dataclass(frozen=True)
 class Forget(Request):
-    """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`)."""
+    """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`);
+    `purge` keeps no copy in the trash or the index."""
 
     op: ClassVar[str] = "forget"
     reply: ClassVar[type] = Moved
     key: str | None = None
     match: str | None = None
+    purge: bool = False
 
 
 @dataclass(frozen=True)
@@ -314,7 +322,12 @@ def list_entries(rt: Runtime, request: ListEntries) -> Listed:
 
 
 def forget(rt: Runtime, request: Forget) -> Moved:
-    return _moved(rt, forget_entry(rt.layout, request.key, request.match))
+    moved = forget_entry(rt.layout, request.key, request.match, purge=request.purge)
+    if not request.purge:
+        return _moved(rt, moved)
+    rel = rt.layout.relative(moved.path)
+    rt.purge([rel])
+    return Moved(rel, moved.line, "", indexed=True, scrubbed=moved.scrubbed, elsewhere=list(moved.elsewhere))
 
 
 def restore(rt: Runtime, request: Restore) -> Moved:

@@ -5,6 +5,7 @@ of their section."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from vault.fileio import TextFile, read_note, split_lines, update_note
 from vault.notes import parse_note
 from vault.paths import Layout, inside, is_note_rel
 from vault.sections import find_sections, insert_in_section
-from vault.trash import Trashed, is_item, list_trashed, new_id, read_trashed, remove_trashed, trash_entry
+from vault.trash import Trashed, is_item, list_trashed, new_id, read_trashed, remove_trashed, scrub_trash, trash_entry
 
 _WHERE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
 
@@ -28,8 +29,10 @@ class Moved:
 
     path: Path
     line: int
-    id: str
+    id: str  # "" when purged: no copy was kept
     exact: bool = True  # restore: put back at its old place (False: at the end of its section)
+    scrubbed: int = 0  # purge: copies removed from the trash
+    elsewhere: tuple[str, ...] = ()  # purge: other entries still holding the text, as PATH:LINE
 
 
 def _matches(entry: Entry, key: str | None, match: str | None, where: tuple[str, int] | None) -> bool:
@@ -54,9 +57,11 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
     return None, (rel, int(found["line"]))
 
 
-def forget(layout: Layout, key: str | None = None, match: str | None = None) -> Moved:
+def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
     """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
-    match is refused with the candidates named, never guessed."""
+    match is refused with the candidates named, never guessed. `purge` keeps no copy and removes the
+    copies already in the trash (the entry's earlier versions under its key, whole-note backups) too:
+    for a secret. The index is the caller's to purge."""
     key, where = _selector(layout, key, match)
     found = [e for e in vault_entries(layout, where[0] if where else None) if _matches(e, key, match, where)]
     what = f"key {key}" if key else f"{where[0]}:{where[1]}" if where else f"text {match!r}"
@@ -74,12 +79,20 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None) -> 
         entries = [e for e in iter_entries(parse_note(target.path, current.text)) if _matches(e, key, match, where)]
         if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
             raise UsageError(f"{target.path} changed while forgetting; try again")
+        if purge:
+            lines = split_lines(current.text)
+            moved.append(Moved(path, target.start_line, ""))
+            return "".join(lines[: target.start_line - 1] + lines[target.end_line :])
         new, ids = _cut(layout, current, [target], "forgotten")
         moved.append(Moved(path, target.start_line, ids[0]))
         return new
 
     update_note(layout, path, change)
-    return moved[0]
+    if not purge:
+        return moved[0]
+    secret = normalise(target.text)
+    elsewhere = tuple(f"{e.path}:{e.start_line}" for e in vault_entries(layout) if secret in normalise(e.text))
+    return dataclasses.replace(moved[0], scrubbed=scrub_trash(layout, secret, target.key), elsewhere=elsewhere)
 
 
 def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from vault.entries import Entry
+from vault.entries import Entry, iter_entries, normalise
 from vault.errors import NoteReadError, UsageError
-from vault.fileio import atomic_write, read_note
+from vault.fileio import atomic_write, read_note, split_lines
 from vault.notes import parse_note
 from vault.paths import Layout
 
@@ -120,3 +120,30 @@ def list_trashed(layout: Layout) -> list[Trashed]:
 
 def remove_trashed(layout: Layout, ident: str) -> None:
     _item_path(layout, ident).unlink(missing_ok=True)
+
+
+def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
+    """Remove every copy of an entry whose normalised text holds `secret` (or, every version of
+    the entry with `key`) from the trash: trashed entries go, whole-note backups lose those entries'
+    lines. Returns how many copies went."""
+    removed = 0
+    for path in sorted(layout.trash_dir.rglob("*")) if layout.trash_dir.is_dir() else ():
+        if not path.is_file() or path.suffix not in (".md", ".bak"):
+            continue
+        rel = layout.relative(path)
+        try:
+            found = read_note(path, rel)
+        except NoteReadError:
+            continue
+        text = found.text
+        hits = [e for e in iter_entries(parse_note(rel, text)) if secret in normalise(e.text) or (key and e.key == key)]
+        if not hits:
+            continue
+        removed += len(hits)
+        if path.suffix == ".md":  # a trashed entry: the item is the copy
+            path.unlink()
+            continue
+        lines = split_lines(text)
+        drop = {i for e in hits for i in range(e.start_line - 1, e.end_line)}
+        atomic_write(path, found.encode("".join(x for i, x in enumerate(lines) if i not in drop)))
+    return removed

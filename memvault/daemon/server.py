@@ -197,6 +197,13 @@ class Daemon:
                 self.last_reconcile = time.time()
         return verbs.Indexed(stats.as_dict(), problems)
 
+    def purge(self, paths: list[str]) -> None:
+        self.sync(paths)
+        with self.lock:
+            again = self.index.purge()
+            if again:
+                reconcile(self.index, again)
+
     def status(self) -> dict[str, Any]:
         status = vault_status(self.layout)
         status.update(
