@@ -33,6 +33,7 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
         "start_line": chunk.start_line,
         "end_line": chunk.end_line,
         "content_hash": chunk.content_hash,
+        **({"superseded": chunk.superseded} if chunk.superseded else {}),
     }
 
 

@@ -107,6 +107,12 @@ class Vault:
     def restore(self, id: str) -> verbs.Moved:
         return self.run(verbs.Restore(id))
 
+    def correct(self, text: str, key: str | None = None, match: str | None = None, tags: list[str] | None = None
+                ) -> verbs.Corrected:  # fmt: skip
+        """Correct one entry (by key, "PATH:LINE" or a piece of its text): `text` goes to today's note
+        with a pointer to it, and it is marked superseded; search ranks the correction above it."""
+        return self.run(verbs.Correct(text, key, match, tags))
+
     def clear(self, section: str | None = None, all: bool = False, yes: bool = False) -> verbs.Cleared:
         """Move every entry of a MEMORY.md section (or, `all`, of every note) to the trash; without
         `yes` it is refused, naming what would move."""

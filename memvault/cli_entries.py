@@ -93,6 +93,21 @@ def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
+    words = list(args.args)
+    what = None if args.match is not None else (words.pop(0) if words else None)
+    if what is None and args.match is None:
+        raise UsageError("name the entry to correct: KEY, PATH:LINE or --match TEXT, then the new text")
+    if len(words) > 1:
+        raise UsageError("give the new text as one argument (quote it), or on stdin")
+    reply = vault.run(verbs.Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag))
+    done = "already written" if reply.status == "unchanged" else "written"
+    print(
+        f"corrected {reply.old_path}:{reply.old_line} (now marked superseded); the correction is {done} in {reply.path}"
+    )
+    return 0
+
+
 def cmd_clear(args: argparse.Namespace, vault: Vault) -> int:
     yes = args.yes
     if not yes and sys.stdin is not None and sys.stdin.isatty():  # a person at a terminal types the confirmation
@@ -138,6 +153,13 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
     p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
     p.add_argument("--purge", action="store_true", help="for a secret: keep no copy, in the trash or the index")
+
+    p = add("correct", cmd_correct, "correct an entry: the new text goes to today's note, the old is marked superseded")
+    p.add_argument(
+        "args", nargs="*", metavar="OLD NEW_TEXT", help="the old entry (KEY or PATH:LINE), then the new text"
+    )
+    p.add_argument("--match", help="name the old entry by a piece of its text instead")
+    p.add_argument("--tag", action="append", help="add #TAG to the correction (the old entry's tags are kept)")
 
     p = add("clear", cmd_clear, "move every entry of a MEMORY.md section, or of every note, to the trash")
     scope = p.add_mutually_exclusive_group(required=True)

@@ -22,10 +22,14 @@ def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: Text
     if not entries:
         out.write("no entries\n")
     for e in entries:
-        text = Entry(**{**e, "tags": tuple(e["tags"])}).summary
+        fields = {k: v for k, v in e.items() if k in Entry.__dataclass_fields__}
+        text = Entry(**{**fields, "tags": tuple(e["tags"])}).summary
         text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        link = f"(corrects {e['corrects']})" if e.get("corrects") else ""
+        if e.get("superseded"):
+            link = f"(superseded {e['superseded']}" + (f" by {e['superseded_by']})" if e.get("superseded_by") else ")")
         parts = [f"{e['path']}:{e['start_line']}", e["section"] or "-", f"[{e['key']}]" if e["key"] else "",
-                 " ".join(f"#{t}" for t in e["tags"]), text, e["date"] or ""]  # fmt: skip
+                 " ".join(f"#{t}" for t in e["tags"]), text, link, e["date"] or ""]  # fmt: skip
         out.write("  ".join(p for p in parts if p) + "\n")
     if tags:
         out.write("tags: " + ", ".join(f"#{t} {n}" for t, n in tags.items()) + "\n")

@@ -16,6 +16,7 @@ from indexer.index import Index, IndexConfig
 from indexer.opening import open_index
 from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
+from search.corrections import follow_corrections
 from search.fallback import substring_search
 from search.fusion import cap_per_doc, rrf
 from search.hits import Hit, SearchResult
@@ -123,6 +124,7 @@ class Searcher:
             fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
         if opts.threshold is not None:
             fused = [f for f in fused if f[1] >= opts.threshold]
+        fused = follow_corrections(fused, self.index, self.layout, flt)
         paths = ((f[0], self.index.path_of(f[0])) for f in fused)
         keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
         rows = self.index.chunk_rows(keep)

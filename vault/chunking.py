@@ -4,7 +4,9 @@ Sizes are estimated in model tokens, not characters: a CJK character is about
 one token (a 300-character Chinese paragraph is about 280), an English word
 about 1.3. Long sections split at paragraph, then line, then sentence
 boundaries, with the last small piece of one chunk repeated at the start of
-the next so a fact on a boundary is not cut in half.
+the next so a fact on a boundary is not cut in half. An entry marked
+`[superseded:: DAY]` is a chunk of its own, so search can rank it below its
+correction without moving the entries around it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vault.cjk import CJK_WIDE
+from vault.entries import ITEM, field_in
 from vault.model import Chunk, Note
 from vault.sections import iter_headings, outside_fences
 
@@ -45,6 +48,7 @@ class _Piece:
     end: int
     text: str
     tokens: int
+    superseded: str | None = None  # a superseded entry: packed alone
 
 
 def _sections(lines: list[str]) -> Iterator[tuple[list[tuple[int, str]], int, int]]:
@@ -125,19 +129,41 @@ def _cut_point(text: str, limit: int) -> int:
     return space if space > 0 else lo
 
 
-def _pieces(lines: list[str], start: int, end: int, limit: int) -> Iterator[_Piece]:
-    for p_start, p_end in _paragraphs(lines, start, end):
-        text = "\n".join(lines[p_start : p_end + 1])
-        tokens = estimate_tokens(text)
-        if tokens <= limit:
-            yield _Piece(p_start, p_end, text, tokens)
+def _set_apart(lines: list[str], start: int, end: int) -> Iterator[tuple[int, int, str | None]]:
+    """A paragraph as runs of lines: each superseded entry (its item line and indented continuation
+    lines) a run of its own, with its day; the lines between as runs with None."""
+    run = start
+    i = start
+    while i <= end:
+        day = field_in(lines[i], "superseded") if ITEM.match(lines[i]) else None
+        if day is None:
+            i += 1
             continue
-        for i in range(p_start, p_end + 1):
-            line_tokens = estimate_tokens(lines[i])
-            if line_tokens <= limit:
-                yield _Piece(i, i, lines[i], line_tokens)
-            else:
-                yield from _split_line(i, lines[i], limit)
+        last = i
+        while last + 1 <= end and lines[last + 1][:1] in (" ", "\t"):
+            last += 1
+        if run < i:
+            yield run, i - 1, None
+        yield i, last, day
+        run = i = last + 1
+    if run <= end:
+        yield run, end, None
+
+
+def _pieces(lines: list[str], start: int, end: int, limit: int) -> Iterator[_Piece]:
+    for paragraph in _paragraphs(lines, start, end):
+        for p_start, p_end, superseded in _set_apart(lines, *paragraph):
+            text = "\n".join(lines[p_start : p_end + 1])
+            tokens = estimate_tokens(text)
+            if tokens <= limit:
+                yield _Piece(p_start, p_end, text, tokens, superseded)
+                continue
+            for i in range(p_start, p_end + 1):
+                tokens = estimate_tokens(lines[i])
+                pieces = [_Piece(i, i, lines[i], tokens)] if tokens <= limit else _split_line(i, lines[i], limit)
+                for piece in pieces:
+                    piece.superseded = superseded
+                    yield piece
 
 
 def _pack(pieces: list[_Piece], limit: int, overlap: int) -> Iterator[list[_Piece]]:
@@ -145,6 +171,9 @@ def _pack(pieces: list[_Piece], limit: int, overlap: int) -> Iterator[list[_Piec
     group: list[_Piece] = []
     size = 0
     for piece in pieces:
+        if group and (piece.superseded or group[-1].superseded) and piece.superseded != group[-1].superseded:
+            yield group  # a superseded entry shares its chunk with nothing else, and carries nothing over
+            group, size = [], 0
         if group and size + piece.tokens > limit:
             yield group
             tail = group[-1]
@@ -205,6 +234,7 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
                     text=text,
                     content_hash=content_hash(text),
                     section=section,
+                    superseded=group[0].superseded,
                 )
             )
     return chunks

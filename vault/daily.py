@@ -40,6 +40,7 @@ def append_daily(
     now: dt.datetime | None = None,
     key: str | None = None,
     tags: tuple[str, ...] = (),
+    fields: tuple[tuple[str, str], ...] = (),
 ) -> Saved:
     """Append one entry to a daily note's section (creating the note from the template), or replace
     the entry with the same key in that note; the same text twice in a section is saved once.
@@ -66,7 +67,7 @@ def append_daily(
         prefix=f"- {now:%H:%M} " if day == now.date() else "- ",
         template=lambda: daily_template(day, lang),
         section_of=lambda body: titles(body)[0],
-        key=key, tags=tags,
+        key=key, tags=tags, fields=fields,
         on_add=lambda new, _: _bump_counter(new, titles(new)[1]),
         frozen=f"{rel}: past days are frozen; `memvault correct` changes what one says" if day < now.date() else None,
     )  # fmt: skip

@@ -6,6 +6,8 @@ in any editor, the way Obsidian writes inline fields and tags:
     - Prefers Vue 3 + TypeScript for front ends #frontend #projectx [key:: frontend-stack]
 
 - the key is an inline field `[key:: NAME]` anywhere in the item;
+- `[superseded:: YYYY-MM-DD]` marks an entry a later one corrected on that day, and
+  `[corrects:: PATH:LINE]` marks the correction, pointing at the entry it corrects;
 - a tag is `#word` after a space or at the start (letters of any script,
   digits, `_`, `-`, `/`; not digits alone, so `#1` is not a tag);
 - tags in the note's frontmatter apply to every entry in it.
@@ -30,7 +32,7 @@ from vault.sections import HEADING, entry_lines, insert_in_section, outside_fenc
 from vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
-KEY_FIELD = re.compile(r"\[key::[ \t]*([^\]\n]*?)[ \t]*\]")
+FIELDS = re.compile(r"\[(key|superseded|corrects)::[ \t]*([^\]\n]*?)[ \t]*\]")
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
 _OVERVIEWS = set(OVERVIEW.values())
@@ -49,30 +51,32 @@ class Entry:
     key: str | None
     tags: tuple[str, ...]
     date: str | None  # the daily note's date, else None
+    superseded: str | None = None  # the day a correction replaced it
+    corrects: str | None = None  # for a correction: the `PATH:LINE` of the entry it corrects
 
     @property
     def summary(self) -> str:
-        """The text without its key field, on one line: what `list` shows."""
+        """The text without its fields (key, superseded, corrects), on one line: what `list` shows."""
         return _one_line(self.text)
 
 
 def _one_line(text: str) -> str:
-    return " ".join(KEY_FIELD.sub("", text).split())
+    return " ".join(FIELDS.sub("", text).split())
 
 
 def normalise(text: str) -> str:
-    """The form two saves of the same fact share: no key field, no `HH:MM` stamp, one space, no case."""
+    """The form two saves of the same fact share: no fields, no `HH:MM` stamp, one space, no case."""
     return _TIME.sub("", _one_line(text)).casefold()
+
+
+def field_in(text: str, name: str) -> str | None:
+    """The value of the first inline field `[name:: value]`, if it has one."""
+    return next((value for found, value in FIELDS.findall(text) if found == name and value), None)
 
 
 def tags_in(text: str) -> tuple[str, ...]:
     """`#tags` in a text, in order, once each; digits alone (`#1`, an issue number) are not a tag."""
     return tuple(dict.fromkeys(t for t in TAG.findall(text) if not t.isdigit()))
-
-
-def key_in(text: str) -> str | None:
-    match = KEY_FIELD.search(text)
-    return match.group(1) if match and match.group(1) else None
 
 
 def iter_entries(note: Note) -> Iterator[Entry]:
@@ -106,9 +110,11 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             start_line=i + note.body_line,
             end_line=end + note.body_line,
             text=text,
-            key=key_in(text),
+            key=field_in(text, "key"),
             tags=tuple(dict.fromkeys((*note_tags, *tags_in(text)))),
             date=day,
+            superseded=field_in(text, "superseded"),
+            corrects=field_in(text, "corrects"),
         )
         i = end + 1
 
@@ -166,11 +172,14 @@ def check_tag(tag: str) -> str:
     return clean
 
 
-def format_entry(text: str, key: str | None = None, tags: tuple[str, ...] = ()) -> str:
-    """The entry text with the tags it lacks appended as `#tag`, and the key field last."""
+def format_entry(
+    text: str, key: str | None = None, tags: tuple[str, ...] = (), fields: tuple[tuple[str, str], ...] = ()
+) -> str:
+    """The entry text with the tags it lacks appended as `#tag`, then the key field and `fields`."""
     missing = [t for t in tags if t not in tags_in(text)]
     first, sep, rest = text.partition("\n")
     suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
+    suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
     return first + suffix + sep + rest
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +58,9 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
     return None, (rel, int(found["line"]))
 
 
-def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
-    """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
-    match is refused with the candidates named, never guessed. `purge` keeps no copy and removes the
-    copies already in the trash (the entry's earlier versions under its key, whole-note backups) too:
-    for a secret. The index is the caller's to purge."""
+def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, Callable[[Entry], bool]]:
+    """The one entry named by key, `PATH:LINE` (given as the key) or a piece of its text, and the
+    test that finds it again under the lock; none, or more than one (candidates named), is refused."""
     key, where = _selector(layout, key, match)
     found = [e for e in vault_entries(layout, where[0] if where else None) if _matches(e, key, match, where)]
     what = f"key {key}" if key else f"{where[0]}:{where[1]}" if where else f"text {match!r}"
@@ -70,13 +69,21 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, pur
     if len(found) > 1:
         places = ", ".join(f"{e.path}:{e.start_line}" for e in found[:10])
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
-    target = found[0]
+    return found[0], lambda e: _matches(e, key, match, where)
+
+
+def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
+    """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
+    match is refused with the candidates named, never guessed. `purge` keeps no copy and removes the
+    copies already in the trash (the entry's earlier versions under its key, whole-note backups) too:
+    for a secret. The index is the caller's to purge."""
+    target, same = select(layout, key, match)
     path = layout.root / target.path
     moved: list[Moved] = []
 
     def change(current: TextFile | None) -> str:
         assert current is not None
-        entries = [e for e in iter_entries(parse_note(target.path, current.text)) if _matches(e, key, match, where)]
+        entries = [e for e in iter_entries(parse_note(target.path, current.text)) if same(e)]
         if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
             raise UsageError(f"{target.path} changed while forgetting; try again")
         if purge:

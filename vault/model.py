@@ -55,3 +55,4 @@ class Chunk:
     text: str
     content_hash: str
     section: str = ""  # the enclosing `##` heading (else the `#` one): what filters and MEMORY.md call a section
+    superseded: str | None = None  # a superseded entry (a chunk of its own): the day it was corrected

@@ -39,11 +39,12 @@ def save_entry(
     tags: tuple[str, ...] = (),
     on_add: Callable[[str, str], str] | None = None,
     frozen: str | None = None,
+    fields: tuple[tuple[str, str], ...] = (),
 ) -> Saved:
     """Save one entry into the note at `path` (created from `template()`), in the section that
     `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
     `frozen` note may be created but never changed: the message says why, checked under the lock."""
-    entry = format_entry(check_entry(text), check_key(key) if key else None, tuple(check_tag(t) for t in tags))
+    entry = format_entry(check_entry(text), check_key(key) if key else None, tuple(check_tag(t) for t in tags), fields)
     rel = layout.relative(path)
     outcome: list[tuple[Placed, str | None]] = []
 

@@ -1,0 +1,206 @@
+"""The entry verbs: list, forget (and purge), clear, restore, trash and correct: the requests,
+replies and functions that manage single memories. `memvault.verbs` runs them with the others."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from memvault.protocol import Message, Request
+from vault.correct import correct as correct_entry
+from vault.correct import correction_place
+from vault.entries import collect
+from vault.errors import UsageError
+from vault.forget import Moved as MovedEntry
+from vault.forget import clear as clear_entries
+from vault.forget import forget as forget_entry
+from vault.forget import restore as restore_entry
+from vault.paths import Layout
+from vault.trash import list_trashed
+
+
+class EntryRuntime(Protocol):
+    """What an entry verb needs of where it runs."""
+
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool:
+        """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
+        ...
+
+    def purge(self, paths: list[str]) -> None:
+        """Text was removed from these notes for good: index them now and leave no copy in the index."""
+        ...
+
+
+# replies ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Moved(Message):
+    """An entry moved to the trash (`forget`) or back (`restore`): its note, line and trash id;
+    `exact` is False when a restore could not use the old line (the note changed) and appended it
+    to its section instead."""
+
+    path: str
+    line: int
+    id: str
+    exact: bool = True
+    indexed: bool = False
+    count: int = 1  # a restored `clear` batch: how many entries went back (`path`, `line`: the first)
+    scrubbed: int = 0  # forget --purge: copies removed from the trash (`id` is then "": none kept)
+    elsewhere: list[str] = field(default_factory=list)  # forget --purge: entries still holding the text
+
+
+@dataclass(frozen=True)
+class Cleared(Message):
+    """What `clear` moved to the trash (or, with `dry_run`, would move): `count` entries of `paths`,
+    restored together by `restore BATCH`."""
+
+    batch: str
+    count: int
+    paths: list[str]
+    dry_run: bool = False
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class TrashList(Message):
+    items: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Listed(Message):
+    """Entries as `vault.entries.Entry` fields (with `superseded_by`: where a superseded entry's
+    correction is), and how many entries carry each tag."""
+
+    entries: list[dict[str, Any]]
+    tags: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Corrected(Message):
+    """The correction written to `path` (`status`: added, or unchanged when it was there already)
+    and where the entry it corrects, now marked superseded, is."""
+
+    path: str
+    status: str
+    old_path: str
+    old_line: int
+    indexed: bool = False
+
+
+# requests -----------------------------------------------------------------
+@dataclass(frozen=True)
+class ListEntries(Request):
+    """The entries of the vault's notes, narrowed by section, tag and key."""
+
+    op: ClassVar[str] = "list"
+    reply: ClassVar[type] = Listed
+    section: str | None = None
+    tag: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Forget(Request):
+    """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`);
+    `purge` keeps no copy in the trash or the index."""
+
+    op: ClassVar[str] = "forget"
+    reply: ClassVar[type] = Moved
+    key: str | None = None
+    match: str | None = None
+    purge: bool = False
+
+
+@dataclass(frozen=True)
+class Restore(Request):
+    op: ClassVar[str] = "restore"
+    reply: ClassVar[type] = Moved
+    id: str
+
+
+@dataclass(frozen=True)
+class Clear(Request):
+    """Every entry of one MEMORY.md `section`, or of every note (`all`), to the trash. Nothing moves
+    without `yes`: the request is refused with what it would move, unless it is a `dry_run`."""
+
+    op: ClassVar[str] = "clear"
+    reply: ClassVar[type] = Cleared
+    section: str | None = None
+    all: bool = False
+    yes: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class Trash(Request):
+    op: ClassVar[str] = "trash"
+    reply: ClassVar[type] = TrashList
+
+
+@dataclass(frozen=True)
+class Correct(Request):
+    """Correct one entry (named as `Forget` names it) with `text`, written to today's note."""
+
+    op: ClassVar[str] = "correct"
+    reply: ClassVar[type] = Corrected
+    text: str
+    key: str | None = None
+    match: str | None = None
+    tags: list[str] | None = None
+
+
+# the verbs ----------------------------------------------------------------
+def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
+    found = collect(rt.layout, request.section, request.tag, request.key)
+    counts = Counter(t for e in found for t in e.tags)
+    rows = [{**asdict(e), "superseded_by": correction_place(rt.layout, e)} for e in found]
+    return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+
+def forget(rt: EntryRuntime, request: Forget) -> Moved:
+    moved = forget_entry(rt.layout, request.key, request.match, purge=request.purge)
+    if not request.purge:
+        return _moved(rt, moved)
+    rel = rt.layout.relative(moved.path)
+    rt.purge([rel])
+    return Moved(rel, moved.line, "", indexed=True, scrubbed=moved.scrubbed, elsewhere=list(moved.elsewhere))
+
+
+def restore(rt: EntryRuntime, request: Restore) -> Moved:
+    moved = restore_entry(rt.layout, request.id)
+    if len(moved) == 1:
+        return _moved(rt, moved[0])
+    paths = list(dict.fromkeys(rt.layout.relative(m.path) for m in moved))
+    return Moved(paths[0], moved[0].line, request.id, all(m.exact for m in moved), rt.written(paths), len(moved))
+
+
+def _moved(rt: EntryRuntime, moved: MovedEntry) -> Moved:
+    rel = rt.layout.relative(moved.path)
+    return Moved(rel, moved.line, moved.id, moved.exact, rt.written([rel]))
+
+
+def clear(rt: EntryRuntime, request: Clear) -> Cleared:
+    dry = request.dry_run or not request.yes
+    found = clear_entries(rt.layout, request.section, request.all, dry_run=dry)
+    paths = [rt.layout.relative(p) for p in found.paths]
+    if dry and not request.dry_run:
+        scope = f"section {request.section!r} of MEMORY.md" if request.section is not None else "every note"
+        raise UsageError(f"clear would move {found.count} entries of {scope} to the trash; add --yes to do it")
+    return Cleared(found.batch, found.count, paths, dry, False if dry else rt.written(paths))
+
+
+def trash(rt: EntryRuntime, request: Trash) -> TrashList:
+    return TrashList([{"id": t.id, **t.meta, "text": t.body} for t in list_trashed(rt.layout)])
+
+
+def correct(rt: EntryRuntime, request: Correct) -> Corrected:
+    done = correct_entry(rt.layout, request.key, request.match, request.text, tags=tuple(request.tags or ()))
+    rel, old = rt.layout.relative(done.path), rt.layout.relative(done.old_path)
+    return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old]))))
+
+
+ENTRY_HANDLERS: dict[type[Request], Any] = {
+    ListEntries: list_entries, Forget: forget, Restore: restore, Clear: clear, Trash: trash, Correct: correct,
+}  # fmt: skip

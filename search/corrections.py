@@ -1,0 +1,58 @@
+"""The newer fact wins: a superseded entry ranks right below the correction that replaced it.
+
+`memvault correct` marks the old entry `[superseded:: DAY]` (a chunk of its own) and writes the
+correction into that day's note with `[corrects:: PATH:LINE]`. A ranked list that holds the old
+entry gets the correction just above it: moved up if it ranked lower, brought in if it was not
+there at all (a correction need not share the old entry's words). Both stay findable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from indexer.filters import FilterSpec
+from indexer.index import Index
+from vault.paths import Layout
+
+Fused = tuple[str, float, dict[str, int], dict[str, float]]
+
+
+def _pointer_line(text: str, marker: str) -> int:
+    rest = text.split(marker, 1)[1]
+    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
+    return int(digits) if digits else 0
+
+
+def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str | None:
+    """The chunk holding the correction of a superseded chunk: in the note of the day it was
+    superseded, the one pointing at its note, nearest its line."""
+    try:
+        day = dt.date.fromisoformat(str(payload["superseded"]))
+    except ValueError:
+        return None
+    marker = f"[corrects:: {payload['path']}:"
+    rows = index.chunk_rows(index.chunk_ids(layout.relative(layout.daily_note(day))))
+    line = payload["start_line"]
+    found = [(abs(_pointer_line(r.text, marker) - line), cid) for cid, r in rows.items() if marker in r.text]
+    return min(found)[1] if found else None
+
+
+def follow_corrections(fused: list[Fused], index: Index, layout: Layout, flt: FilterSpec | None) -> list[Fused]:
+    """`fused` with each superseded chunk's correction placed right above it (unless it ranks above
+    already, or a filter leaves it out)."""
+    out = list(fused)
+    for cid, score, _, _ in fused:
+        payload = index.payloads.get(cid) or {}
+        if not payload.get("superseded"):
+            continue
+        fix = correction_of(index, layout, payload)
+        if fix is None or (flt is not None and not flt.matches(index.payloads.get(fix) or {})):
+            continue
+        ids = [f[0] for f in out]
+        old = ids.index(cid)
+        if fix in ids and ids.index(fix) < old:
+            continue
+        ranks, scores = ({}, {}) if fix not in ids else out.pop(ids.index(fix))[2:]
+        out.insert(old, (fix, score, ranks, scores))
+    return out

@@ -1,0 +1,88 @@
+"""`memvault correct`: the correction is written today with a pointer to the old entry, the old one
+is marked superseded (a chunk of its own), search ranks the correction above it, `list` links them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from tests.reliability.conftest import HASH_ENV
+from vault.chunking import chunk_note
+from vault.notes import parse_note
+
+OLD = "Prefers Vue 3 + TypeScript for front ends"
+
+
+def test_a_superseded_entry_is_a_chunk_of_its_own_and_nothing_else_moves():
+    body = "# M\n\n## Prefs\n\n- one fact\n- {old}\n  more of it\n- three\n\n## Other\n\n- x\n"
+    plain = chunk_note(parse_note("MEMORY.md", body.format(old="two")))
+    marked = chunk_note(parse_note("MEMORY.md", body.format(old="two [superseded:: 2026-12-01]")))
+    assert [(c.start_line, c.end_line, c.superseded) for c in plain] == [(3, 8, None), (10, 12, None)]
+    assert [(c.start_line, c.end_line, c.superseded) for c in marked] == [
+        (3, 5, None), (6, 7, "2026-12-01"), (8, 8, None), (10, 12, None)
+    ]  # fmt: skip
+    assert marked[1].text == "- two [superseded:: 2026-12-01]\n  more of it"
+
+
+def _hits(cli, query, mode):
+    result = cli("search", "--json", "--mode", mode, query)
+    assert result.returncode == 0, result.stderr
+    return [(h["path"], h["start_line"], h["end_line"]) for h in json.loads(result.stdout)["hits"]]
+
+
+def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "preference", "Answers in short paragraphs").returncode == 0
+    args = ("remember", "--type", "preference", "--key", "frontend-stack", "--tag", "frontend", OLD)
+    assert cli(*args).returncode == 0
+    memory = layout.root / "MEMORY.md"
+    line = next(i for i, t in enumerate(memory.read_text(encoding="utf-8").splitlines(), 1) if "Vue" in t)
+    today = f"daily/{dt.date.today().isoformat()}.md"
+    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    try:
+        for mode in ("bm25", "hybrid"):
+            path, start, end = _hits(cli, OLD, mode)[0]
+            assert path == "MEMORY.md" and start <= line <= end
+        done = cli("correct", "frontend-stack", "Moved to Svelte 5 for new projects")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"corrected MEMORY.md:{line} (now marked superseded)") and today in done.stdout
+        marked = memory.read_text(encoding="utf-8").splitlines()[line - 1]
+        assert marked == f"- {OLD} #frontend [key:: frontend-stack] [superseded:: {dt.date.today().isoformat()}]"
+        note = (layout.root / today).read_text(encoding="utf-8")
+        assert f"Moved to Svelte 5 for new projects #frontend [corrects:: MEMORY.md:{line}]" in note
+        for mode in ("bm25", "hybrid", "vector"):  # the old entry's own words: the correction comes first
+            hits = _hits(cli, OLD, mode)
+            assert hits[0][0] == today and hits[1] == ("MEMORY.md", line, line), (mode, hits)
+        entries = json.loads(cli("list", "--json", "--tag", "frontend").stdout)["entries"]
+        old = next(e for e in entries if e["path"] == "MEMORY.md")
+        new = next(e for e in entries if e["path"] == today)
+        assert old["superseded"] == dt.date.today().isoformat() and old["superseded_by"] == f"{today}:{new['start_line']}"
+        assert new["corrects"] == f"MEMORY.md:{line}" and new["key"] is None
+        human = cli("list", "--tag", "frontend").stdout
+        assert f"(superseded {dt.date.today().isoformat()} by {today}:" in human and f"(corrects MEMORY.md:{line})" in human
+        again = cli("correct", "frontend-stack", "Something else")
+        assert again.returncode == 2 and "correct the correction" in again.stderr
+    finally:
+        cli("daemon", "stop")
+
+
+def test_correct_a_past_day_and_an_entry_of_today_below_the_correction(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    past = (dt.date.today() - dt.timedelta(days=10)).isoformat()
+    assert cli("note", "--date", past, "The launch is on Friday").returncode == 0
+    refused = cli("note", "--date", past, "The launch moved to Monday")
+    assert refused.returncode == 2 and "memvault correct" in refused.stderr
+    fixed = cli("correct", "--match", "launch is on Friday", "The launch moved to Monday")
+    assert fixed.returncode == 0, fixed.stderr
+    past_note = (layout.root / "daily" / f"{past}.md").read_text(encoding="utf-8")
+    assert f"- The launch is on Friday [superseded:: {dt.date.today().isoformat()}]\n" in past_note
+    # today's discovery section sits below its conversation section, where the correction goes:
+    # the old entry moves down a line, and the pointer follows it
+    assert cli("note", "--section", "discovery", "The cache holds 10k items").returncode == 0
+    today = layout.root / "daily" / f"{dt.date.today().isoformat()}.md"
+    before = next(i for i, t in enumerate(today.read_text(encoding="utf-8").splitlines(), 1) if "10k" in t)
+    assert cli("correct", "--match", "cache holds 10k", "The cache holds 20k items").returncode == 0
+    lines = today.read_text(encoding="utf-8").splitlines()
+    now = next(i for i, t in enumerate(lines, 1) if "10k" in t)
+    assert now == before + 1 and lines[now - 1].endswith(f"[superseded:: {dt.date.today().isoformat()}]")
+    assert any(t.endswith(f"[corrects:: {today.relative_to(layout.root)}:{now}]") for t in lines)

@@ -1,0 +1,128 @@
+"""Correcting an entry. Past days are frozen and the newer fact wins, so a correction is written
+today and the old entry stays where it was, marked:
+
+    daily/2026-12-01.md   - 14:02 Prefers Svelte for front ends #frontend [corrects:: MEMORY.md:8]
+    MEMORY.md:8           - Prefers Vue 3 for front ends #frontend [superseded:: 2026-12-01]
+
+A person reads the link both ways; the index sees the mark (a superseded entry is a chunk of its
+own), and search ranks the correction above the entry it corrects, both still findable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from vault.daily import append_daily
+from vault.entries import Entry, check_tag, iter_entries, normalise, tags_in, vault_entries
+from vault.errors import NoteReadError, UsageError
+from vault.faults import crash_point
+from vault.fileio import TextFile, split_lines, update_note
+from vault.forget import select
+from vault.notes import parse_note
+from vault.paths import Layout
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The correction's note and status (`added`, or `unchanged`: it was already written, say by a
+    run killed before it marked the old entry), and where the corrected entry is now."""
+
+    path: Path
+    status: str
+    old_path: Path
+    old_line: int
+
+
+def _valid_tags(text: str) -> tuple[str, ...]:
+    """The old entry's own `#tags`, those a save accepts, so the correction lists with it."""
+    out = []
+    for tag in tags_in(text):
+        try:
+            out.append(check_tag(tag))
+        except UsageError:
+            continue
+    return tuple(out)
+
+
+def correct(
+    layout: Layout,
+    key: str | None,
+    match: str | None,
+    text: str,
+    now: dt.datetime | None = None,
+    tags: tuple[str, ...] = (),
+) -> Corrected:
+    """Write `text` to today's note as the correction of one entry (named as `forget` names it), then
+    mark that entry superseded. Killed between the two, running it again finds the correction
+    already there and only marks."""
+    now = now or dt.datetime.now()
+    target, _ = select(layout, key, match)
+    if target.superseded:
+        raise UsageError(
+            f"{target.path}:{target.start_line} was corrected on {target.superseded} already; correct the correction"
+        )
+    pointer = f"{target.path}:{target.start_line}"
+    saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
+                         fields=(("corrects", pointer),))  # fmt: skip
+    crash_point("before-supersede")
+    line = _mark(layout, target, now.date().isoformat())
+    if line != target.start_line:  # the correction went in above it, in the same note: follow it
+        _repoint(layout, saved.path, pointer, f"{target.path}:{line}", normalise(text))
+    return Corrected(saved.path, saved.status, layout.root / target.path, line)
+
+
+def _mark(layout: Layout, target: Entry, day: str) -> int:
+    """Add `[superseded:: DAY]` to the entry's first line (found by its text, nearest its old line:
+    a correction written into the same note may have moved it); returns its line."""
+    rel = target.path
+    found: list[int] = []
+
+    def change(current: TextFile | None) -> str:
+        entries = [e for e in iter_entries(parse_note(rel, current.text if current else "")) if e.text == target.text]
+        if current is None or not entries:
+            raise UsageError(f"{rel} changed while correcting: the correction is saved; mark the old entry again")
+        entry = min(entries, key=lambda e: abs(e.start_line - target.start_line))
+        lines = split_lines(current.text)
+        first = lines[entry.start_line - 1]
+        body = first.rstrip("\r\n")
+        lines[entry.start_line - 1] = f"{body} [superseded:: {day}]{first[len(body) :]}"
+        found.append(entry.start_line)
+        return "".join(lines)
+
+    update_note(layout, layout.root / rel, change)
+    return found[0]
+
+
+def correction_place(layout: Layout, entry: Entry) -> str | None:
+    """Where the correction of a superseded entry is, as `PATH:LINE`: in the note of the day it was
+    superseded, the entry that corrects its note, nearest its line (lines move as notes change)."""
+    if not entry.superseded:
+        return None
+    try:
+        rel = layout.relative(layout.daily_note(dt.date.fromisoformat(entry.superseded)))
+        found = [e for e in vault_entries(layout, rel) if (e.corrects or "").rpartition(":")[0] == entry.path]
+    except (ValueError, UsageError, NoteReadError):
+        return None
+    best = min(found, key=lambda e: abs(_line(e.corrects) - entry.start_line), default=None)
+    return f"{best.path}:{best.start_line}" if best else None
+
+
+def _line(pointer: str | None) -> int:
+    digits = (pointer or "").rpartition(":")[2]
+    return int(digits) if digits.isdigit() else 0
+
+
+def _repoint(layout: Layout, path: Path, old: str, new: str, text: str) -> None:
+    rel = layout.relative(path)
+
+    def change(current: TextFile | None) -> str:
+        assert current is not None
+        entries = iter_entries(parse_note(rel, current.text))
+        entry = next(e for e in entries if e.corrects == old and normalise(e.text).startswith(text))
+        lines = split_lines(current.text)
+        lines[entry.start_line - 1] = lines[entry.start_line - 1].replace(f"[corrects:: {old}]", f"[corrects:: {new}]")
+        return "".join(lines)
+
+    update_note(layout, path, change)
