@@ -169,7 +169,8 @@ def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, wa
             rtt.append(time.perf_counter() - started)
         conn.close()
         result["socket_query_s"] = spread(rtt)
-        warm = [run(["--vault", str(vault), "search", "--json", q])[0] for q in queries[:warm_runs]]
+        one_vault = ["--vault", str(vault), "search", "--scope", "project", "--json"]
+        warm = [run([*one_vault, q])[0] for q in queries[:warm_runs]]
         result["cli_search_via_daemon_s"] = spread(warm)
         status = Path(f"/proc/{pid}/status").read_text()
         rss = {
@@ -181,7 +182,7 @@ def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, wa
         result["daemon_peak_rss_mib"] = round(rss["VmHWM"] / 1024, 1)
     finally:
         run(["--vault", str(vault), "daemon", "stop"])
-    cold = [run(["--vault", str(vault), "search", "--json", q]) for q in queries[:cold_runs]]
+    cold = [run(["--vault", str(vault), "search", "--scope", "project", "--json", q]) for q in queries[:cold_runs]]
     result["cli_search_cold_s"] = spread([s for s, _, _ in cold])
     result["cold_search_peak_rss_mib"] = round(max(r for _, _, r in cold) / 1024, 1)
     result["cold_over_daemon_median"] = round(

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from memvault import verbs
 from memvault.api import Vault
 from memvault.cli_entries import Handler, add_entry_commands, cmd_list, read_text_arg
+from memvault.scopes import READ_SCOPES, Scopes
 from search.fusion import WEIGHTS
 from vault.errors import MemvaultError, UsageError
 
@@ -122,13 +123,15 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
             raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
         from memvault.batch import run_batch
 
-        with lines:
-            return 1 if run_batch(vault, lines, defaults, sys.stdout) else 0
+        with lines, Scopes(vault) as scopes:  # a batch reads one vault: the project's, or --scope user
+            target = scopes.one("user" if args.scope == "user" else None)[1]
+            return 1 if run_batch(target, lines, defaults, sys.stdout) else 0
     if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
         return cmd_list(args, vault)
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
-    result = vault.run(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}))
+    with Scopes(vault) as scopes:
+        result = scopes.search(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
     (print_json if args.json else print_human)(result, sys.stdout)
@@ -239,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", help="only notes under this vault-relative prefix")
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
     p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])

@@ -1,5 +1,6 @@
-"""The entry commands of the `memvault` CLI: saving (`note`, `remember`), listing, and removing
-entries recoverably (`forget`, `clear`, `trash`, `restore`)."""
+"""The entry commands of the `memvault` CLI: saving (`note`, `remember`), listing, correcting, and
+removing entries recoverably (`forget`, `clear`, `trash`, `restore`), in the project vault or the
+user vault (`--scope`, else the routing rule of `vault.scopes`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from memvault import verbs
 from memvault.api import Vault
+from memvault.scopes import READ_SCOPES, Scopes
 from vault.errors import UsageError
+from vault.scopes import SCOPES
 
 Handler = Callable[[argparse.Namespace, Vault], int]
 
@@ -33,25 +37,43 @@ def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: st
     return f"{done} in {where}"
 
 
+def _saving(args: argparse.Namespace, vault: Vault, request: verbs.Note | verbs.Remember) -> tuple[Any, str]:
+    """Run a save in the vault it routes to; returns the reply and how to name that vault."""
+    with Scopes(vault) as scopes:
+        name, target = scopes.save(args.scope, args.key, args.tag)
+        if scopes.created_user:
+            print(f"created the user vault at {target.root}", file=sys.stderr)
+        return target.run(request), f" (user vault {target.root})" if name == "user" else ""
+
+
 def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Note(read_text_arg(args.text), args.date, args.section, args.key, args.tag))
-    print(_saved("noted", reply, reply.path, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
+    reply, where = _saving(args, vault, verbs.Note(read_text_arg(args.text), args.date, args.section, args.key,
+                                                   args.tag))  # fmt: skip
+    print(_saved("noted", reply, reply.path + where, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
 
 
 def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag))
+    request = verbs.Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag)
+    reply, where = _saving(args, vault, request)
     if reply.created_section:
         print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
-    print(_saved("remembered", reply, reply.path + (f" § {reply.section}" if reply.section != "daily" else ""),
+    print(_saved("remembered", reply, reply.path + (f" § {reply.section}" if reply.section != "daily" else "") + where,
                  args.key))  # fmt: skip
     return 0
+
+
+def _one(args: argparse.Namespace, vault: Vault, key: str | None = None) -> Vault:
+    """The vault an entry verb works in: `--scope`, else the user vault for a `user_` key."""
+    with Scopes(vault) as scopes:
+        return scopes.one(args.scope, key)[1]
 
 
 def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.render import print_entries
 
-    reply = vault.entries(args.section, args.tag, getattr(args, "key", None))  # `search --tag` has no --key
+    with Scopes(vault) as scopes:  # `search --tag` has no --key
+        reply = scopes.entries(args.section, args.tag, getattr(args, "key", None), args.scope)
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
@@ -60,7 +82,7 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
-    moved = vault.forget(args.what, args.match, args.purge)
+    moved = _one(args, vault, args.what).forget(args.what, args.match, args.purge)
     if args.purge:
         print(f"purged {moved.path}:{moved.line}: no copy kept, {moved.scrubbed} older copies removed from the "
               "trash, none left in the index")  # fmt: skip
@@ -72,7 +94,7 @@ def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
-    moved = vault.restore(args.id)
+    moved = _one(args, vault).restore(args.id)
     if moved.count > 1:
         how = "each where it was" if moved.exact else "some at the end of their section (their note changed)"
         print(f"restored {moved.count} entries of batch {moved.id}, {how}")
@@ -83,7 +105,7 @@ def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
-    items = vault.trash()
+    items = _one(args, vault).trash()
     if args.json:
         print(json.dumps({"items": items}, ensure_ascii=False, default=str))
         return 0
@@ -100,7 +122,8 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
         raise UsageError("name the entry to correct: KEY, PATH:LINE or --match TEXT, then the new text")
     if len(words) > 1:
         raise UsageError("give the new text as one argument (quote it), or on stdin")
-    reply = vault.run(verbs.Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag))
+    request = verbs.Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag)
+    reply = _one(args, vault, what).run(request)
     done = "already written" if reply.status == "unchanged" else "written"
     print(
         f"corrected {reply.old_path}:{reply.old_line} (now marked superseded); the correction is {done} in {reply.path}"
@@ -109,6 +132,7 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_clear(args: argparse.Namespace, vault: Vault) -> int:
+    vault = _one(args, vault)
     yes = args.yes
     if not yes and sys.stdin is not None and sys.stdin.isatty():  # a person at a terminal types the confirmation
         preview = vault.run(verbs.Clear(args.section, args.all, dry_run=True))
@@ -125,6 +149,13 @@ def cmd_clear(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+SAVE_SCOPE = (
+    "the project vault, or the user vault (default: user for a user_ key or a #user, #preference, "
+    "#profile or #personal tag)"
+)
+ONE_SCOPE = "the project vault, or the user vault (default: user for a user_ key)"
+
+
 def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
     from vault.memory_file import SAVE_TYPES
     from vault.templates import DAILY_SECTIONS
@@ -135,6 +166,7 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     p.add_argument("--section", choices=list(DAILY_SECTIONS), default="conversation")
     p.add_argument("--key", help="name the entry: a later save with this key replaces it in place")
     p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+    p.add_argument("--scope", choices=SCOPES, help=SAVE_SCOPE)
 
     p = add("remember", cmd_remember, "append an entry to a MEMORY.md section")
     p.add_argument("text", nargs="?", help="the entry (default: read stdin)")
@@ -142,17 +174,20 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
     p.add_argument("--key", help="name the entry: a later save with this key replaces it, in any section")
     p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+    p.add_argument("--scope", choices=SCOPES, help=SAVE_SCOPE)
 
     p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")
     p.add_argument("--section", help="only entries under this ## section")
     p.add_argument("--tag", help="only entries with this tag (#tag in the item, or the note's frontmatter tags)")
     p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
     p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
 
     p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
     p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
     p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
     p.add_argument("--purge", action="store_true", help="for a secret: keep no copy, in the trash or the index")
+    p.add_argument("--scope", choices=SCOPES, help=ONE_SCOPE)
 
     p = add("correct", cmd_correct, "correct an entry: the new text goes to today's note, the old is marked superseded")
     p.add_argument(
@@ -160,15 +195,19 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     )
     p.add_argument("--match", help="name the old entry by a piece of its text instead")
     p.add_argument("--tag", action="append", help="add #TAG to the correction (the old entry's tags are kept)")
+    p.add_argument("--scope", choices=SCOPES, help=ONE_SCOPE)
 
     p = add("clear", cmd_clear, "move every entry of a MEMORY.md section, or of every note, to the trash")
     scope = p.add_mutually_exclusive_group(required=True)
     scope.add_argument("--section", help="a MEMORY.md section: its entries go, its heading stays")
     scope.add_argument("--all", action="store_true", help="every entry of every note (headings stay)")
     p.add_argument("--yes", action="store_true", help="do it without asking (else a typed confirmation)")
+    p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")
 
     p = add("restore", cmd_restore, "put a forgotten entry back where it was, or a whole cleared batch")
     p.add_argument("id", help="its trash id, or the batch id a clear printed (see memvault trash)")
+    p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")
 
     p = add("trash", cmd_trash, "list the entries in the trash with their id, origin and time")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")

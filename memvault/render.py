@@ -28,7 +28,8 @@ def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: Text
         link = f"(corrects {e['corrects']})" if e.get("corrects") else ""
         if e.get("superseded"):
             link = f"(superseded {e['superseded']}" + (f" by {e['superseded_by']})" if e.get("superseded_by") else ")")
-        parts = [f"{e['path']}:{e['start_line']}", e["section"] or "-", f"[{e['key']}]" if e["key"] else "",
+        where = ("[user] " if e.get("scope") == "user" else "") + f"{e['path']}:{e['start_line']}"
+        parts = [where, e["section"] or "-", f"[{e['key']}]" if e["key"] else "",
                  " ".join(f"#{t}" for t in e["tags"]), text, link, e["date"] or ""]  # fmt: skip
         out.write("  ".join(p for p in parts if p) + "\n")
     if tags:
@@ -53,7 +54,7 @@ def print_human(result: SearchResult, out: TextIO) -> None:
     if not result.hits:
         out.write("no results\n")
     for hit in result.hits:
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        where = ("[user] " if hit.scope == "user" else "") + f"{hit.path}:{hit.start_line}-{hit.end_line}"
         heading = " › ".join(hit.heading)
         if colour:
             where = f"\x1b[35m{where}\x1b[0m"

@@ -26,9 +26,11 @@ class Hit:
     ranks: dict[str, int] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     chunk_id: str = ""
+    scope: str | None = None  # project or user, when more than one vault was read
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"scope": self.scope} if self.scope else {}),
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
@@ -65,7 +67,7 @@ class SearchResult:
         """Rebuild a result from its public shape (hits carry their snippet, not the whole chunk text)."""
         hits = [
             Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
-                h["ranks"], h["scores"])
+                h["ranks"], h["scores"], scope=h.get("scope"))
             for h in reply["hits"]
         ]  # fmt: skip
         return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())))
@@ -76,6 +78,7 @@ HIT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["path", "start_line", "end_line", "heading", "snippet", "score", "ranks", "scores"],
     "properties": {
+        "scope": {"type": "string", "enum": ["project", "user"]},  # which vault (when both were read)
         "path": {"type": "string"},
         "start_line": {"type": "integer", "minimum": 1},
         "end_line": {"type": "integer", "minimum": 1},

@@ -15,6 +15,15 @@ from vault.paths import Layout
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
 
 
+@pytest.fixture(autouse=True)
+def user_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test, and every CLI and daemon it starts, has a user vault of its own that does not
+    exist yet, never the machine's; a save routed to the user scope creates it."""
+    root = tmp_path / "user-vault"
+    monkeypatch.setenv("MEMVAULT_USER_VAULT", str(root))
+    return root
+
+
 @pytest.fixture
 def layout(tmp_path: Path) -> Layout:
     root = tmp_path / "vault"

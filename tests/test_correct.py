@@ -56,10 +56,11 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         entries = json.loads(cli("list", "--json", "--tag", "frontend").stdout)["entries"]
         old = next(e for e in entries if e["path"] == "MEMORY.md")
         new = next(e for e in entries if e["path"] == today)
-        assert old["superseded"] == dt.date.today().isoformat() and old["superseded_by"] == f"{today}:{new['start_line']}"
+        day = dt.date.today().isoformat()
+        assert old["superseded"] == day and old["superseded_by"] == f"{today}:{new['start_line']}"
         assert new["corrects"] == f"MEMORY.md:{line}" and new["key"] is None
         human = cli("list", "--tag", "frontend").stdout
-        assert f"(superseded {dt.date.today().isoformat()} by {today}:" in human and f"(corrects MEMORY.md:{line})" in human
+        assert f"(superseded {day} by {today}:" in human and f"(corrects MEMORY.md:{line})" in human
         again = cli("correct", "frontend-stack", "Something else")
         assert again.returncode == 2 and "correct the correction" in again.stderr
     finally:

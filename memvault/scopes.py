@@ -1,0 +1,116 @@
+"""The two scopes together: the project vault and the user vault, each with its own index and
+daemon (`vault.scopes` says what goes where). Search and list read both and label every hit and
+entry with its scope; a save goes where the routing rule sends it.
+
+Two ranked lists are merged by taking turns, rank by rank (the project first on a tie), never by
+score: scores from two indexes (different sizes, BM25 statistics, maybe different models) are not
+comparable, ranks are.
+
+    from memvault import Scopes, Vault
+    with Scopes(Vault("memory")) as s:
+        s.save("user").remember("Prefers answers in English", section="Preferences")
+        hits = s.search("language", limit=5)          # both vaults, each hit with .scope
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memvault import verbs
+from memvault.api import Vault
+from search.hits import SearchResult
+from vault.daily import vault_lang
+from vault.errors import UsageError
+from vault.paths import Layout
+from vault.scopes import SCOPES, is_vault, route, user_vault_root
+
+READ_SCOPES = ("all", *SCOPES)
+
+
+class Scopes:
+    """The project vault and the user's own vault (opened on first use, created by the first save
+    routed to it)."""
+
+    def __init__(self, project: Vault, user_root: str | Path | None = None) -> None:
+        self.project = project
+        self.user_layout = Layout(Path(user_root).expanduser().resolve() if user_root else user_vault_root())
+        self._user: Vault | None = None
+        self.created_user = False  # the last save created the user vault
+
+    @property
+    def shared(self) -> bool:
+        """The user vault is the project vault (one folder for both): one scope."""
+        return self.user_layout.root == self.project.root
+
+    def _user_vault(self) -> Vault:
+        if self._user is None:
+            self._user = Vault(self.user_layout.root)
+        return self._user
+
+    def read(self, scope: str = "all") -> list[tuple[str, Vault]]:
+        """The vaults a read covers, named; `all` leaves out a user vault that does not exist yet."""
+        if scope not in READ_SCOPES:
+            raise UsageError(f"{scope!r}: a scope is one of {', '.join(READ_SCOPES)}")
+        out = [("project", self.project)] if scope in ("all", "project") or self.shared else []
+        if scope in ("all", "user") and not self.shared:
+            if is_vault(self.user_layout):
+                out.append(("user", self._user_vault()))
+            elif scope == "user":
+                raise UsageError(
+                    f"{self.user_layout.root}: no user vault yet; a save with --scope user, a user_ key or a "
+                    "#preference tag creates it"
+                )
+        return out
+
+    def one(self, scope: str | None = None, key: str | None = None) -> tuple[str, Vault]:
+        """The one vault an entry verb (forget, correct, clear, restore, trash) works in: the scope
+        asked for, else the user vault for a `user_` key, else the project."""
+        name = route(scope, key, None)
+        return self.read(name)[0] if not self.shared else ("project", self.project)
+
+    def save(self, scope: str | None = None, key: str | None = None, tags: list[str] | None = None
+             ) -> tuple[str, Vault]:  # fmt: skip
+        """Where a save goes (`vault.scopes.route`); the user vault is created (in the project's
+        language) by the first save routed to it."""
+        name = route(scope, key, tags)
+        if name == "project" or self.shared:
+            return "project", self.project
+        if not is_vault(self.user_layout):
+            self._user_vault().init(vault_lang(self.project.layout))
+            self.created_user = True
+        return "user", self._user_vault()
+
+    def search(self, request: verbs.Search, scope: str = "all") -> SearchResult:
+        """The query in every vault of the scope, each hit labelled, the lists merged rank by rank."""
+        answers = [(name, vault.run(request)) for name, vault in self.read(scope)]
+        lists = [[dataclasses.replace(h, scope=name) for h in result.hits] for name, result in answers]
+        merged = [hits[i] for i in range(max(map(len, lists), default=0)) for hits in lists if i < len(hits)]
+        first = answers[0][1]
+        reasons = [f"{name} vault: {r.reason}" if len(answers) > 1 else r.reason for name, r in answers if r.reason]
+        reasons += [f"{name} vault answered by {r.source}" for name, r in answers[1:] if r.source != first.source]
+        return SearchResult(first.query, first.source, "; ".join(reasons) or None,
+                            merged[: request.options.limit], first.terms)  # fmt: skip
+
+    def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
+                scope: str = "all") -> verbs.Listed:  # fmt: skip
+        """Every vault's entries of the scope, each with its `scope`, and the tag counts summed."""
+        rows: list[dict[str, Any]] = []
+        counts: Counter[str] = Counter()
+        for name, vault in self.read(scope):
+            listed = vault.run(verbs.ListEntries(section, tag, key))
+            rows += [{"scope": name, **row} for row in listed.entries]
+            counts.update(listed.tags)
+        return verbs.Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+    def close(self) -> None:
+        if self._user is not None:
+            self._user.close()
+
+    def __enter__(self) -> Scopes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

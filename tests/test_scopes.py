@@ -1,0 +1,77 @@
+"""User and project scopes: saves routed by key, tags and --scope; search and list read both vaults,
+each through its own daemon, label every hit, and merge by rank."""
+
+from __future__ import annotations
+
+import json
+
+from tests.reliability.conftest import HASH_ENV
+
+
+def _search(cli, *args):
+    result = cli("search", "--json", "--mode", "bm25", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_saves_are_routed_by_key_tags_and_scope(layout, cli, user_root):
+    assert cli("init", "--lang", "en").returncode == 0
+    first = cli("remember", "--type", "preference", "--key", "user_name", "The user is called Ada")
+    assert first.returncode == 0, first.stderr
+    assert f"created the user vault at {user_root}" in first.stderr and f"(user vault {user_root})" in first.stdout
+    assert cli("remember", "--type", "preference", "--tag", "personal", "Ada drinks green tea").returncode == 0
+    assert cli("note", "--tag", "Profile", "Ada moved to Lisbon").returncode == 0  # tags are matched without case
+    assert cli("remember", "--scope", "user", "--section", "Habits", "Walks at noon").returncode == 0
+    assert cli("remember", "--type", "architecture", "This project serves tea menus").returncode == 0
+    assert cli("remember", "--scope", "project", "--type", "config", "--key", "user_count", "Ten users").returncode == 0
+    user_text = (user_root / "MEMORY.md").read_text(encoding="utf-8")
+    project_text = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "## User Preferences" in user_text  # created in the project's language
+    for fact in ("called Ada", "green tea #personal", "Walks at noon"):
+        assert fact in user_text and fact not in project_text
+    assert "Lisbon" in next((user_root / "daily").glob("*.md")).read_text(encoding="utf-8")
+    assert "tea menus" in project_text and "Ten users" in project_text and "tea menus" not in user_text
+    forgot = cli("forget", "user_name")  # a user_ key is looked up in the user vault
+    assert forgot.returncode == 0 and "called Ada" not in (user_root / "MEMORY.md").read_text(encoding="utf-8")
+    assert cli("forget", "user_count", "--scope", "project").returncode == 0
+
+
+def test_search_and_list_read_both_vaults_through_their_daemons(layout, cli, user_root):
+    assert cli("init", "--lang", "en").returncode == 0
+    for i in range(3):  # a section each: a chunk each
+        assert cli("remember", "--section", f"Kettle {i}", f"Tea kettle setting {i} for the project").returncode == 0
+    for i in range(2):
+        saved = cli("remember", "--scope", "user", "--section", f"Ritual {i}", f"Tea ritual {i} of the user")
+        assert saved.returncode == 0
+    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    assert cli("--vault", str(user_root), "daemon", "start", env=HASH_ENV).returncode == 0
+    try:
+        both = _search(cli, "--per-doc", "0", "tea")
+        scopes = [h["scope"] for h in both["hits"]]
+        assert scopes == ["project", "user", "project", "user", "project"]  # taking turns by rank, not by score
+        assert all(h["path"] == "MEMORY.md" for h in both["hits"])
+        assert [h["scope"] for h in _search(cli, "--scope", "user", "--per-doc", "0", "tea")["hits"]] == ["user"] * 2
+        assert {h["scope"] for h in _search(cli, "--scope", "project", "tea")["hits"]} == {"project"}
+        noted = cli("note", "--scope", "user", "Tea with Sam on the terrace")
+        assert "indexed by the daemon" in noted.stdout  # the user vault's own daemon took it
+        hit = _search(cli, "--scope", "user", "terrace")["hits"][0]
+        assert hit["scope"] == "user" and hit["path"].startswith("daily/")
+        human = cli("search", "--mode", "bm25", "terrace").stdout
+        assert human.startswith("[user] daily/")
+        listed = json.loads(cli("list", "--json", "--section", "Ritual 1").stdout)
+        assert [e["scope"] for e in listed["entries"]] == ["user"]
+        every = json.loads(cli("list", "--json").stdout)["entries"]
+        assert {e["scope"] for e in every} == {"project", "user"}
+        assert "[user] MEMORY.md:" in cli("list").stdout
+    finally:
+        cli("daemon", "stop")
+        cli("--vault", str(user_root), "daemon", "stop")
+
+
+def test_no_user_vault_means_the_project_alone(layout, cli, user_root):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "Only the project here").returncode == 0
+    result = _search(cli, "project")
+    assert [h["scope"] for h in result["hits"]] == ["project"] and not user_root.exists()
+    refused = cli("search", "--scope", "user", "project")
+    assert refused.returncode == 2 and "no user vault yet" in refused.stderr

@@ -1,0 +1,49 @@
+"""Two vaults per person: the project's (`./memory`, `--vault`) and the user's own, beside it.
+
+The user vault holds what is true of the person in every project (their name, their preferences);
+the project vault what is true here. A save goes to the user vault when its key starts with
+`user_`, or its tags name the person (user, preference, profile, personal), or `--scope user`
+says so; everything else stays in the project.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vault.config import env
+from vault.errors import UsageError
+from vault.paths import Layout
+
+USER_ENV = "MEMVAULT_USER_VAULT"
+SCOPES = ("project", "user")
+USER_TAGS = frozenset({"user", "preference", "profile", "personal"})
+USER_KEY_PREFIX = "user_"
+
+
+def user_vault_root() -> Path:
+    """`$MEMVAULT_USER_VAULT`, else `$XDG_DATA_HOME/memvault`, else `~/.local/share/memvault`."""
+    chosen = env(USER_ENV) or os.path.join(env("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memvault")
+    return Path(chosen).expanduser().resolve()
+
+
+def is_vault(layout: Layout) -> bool:
+    """A folder is a vault once it has a MEMORY.md or a daily/ folder (`init` or a first save). One
+    this process may not even look into is none: it never stops the project vault from answering."""
+    try:
+        return layout.memory_md.is_file() or layout.daily_dir.is_dir()
+    except OSError:
+        return False
+
+
+def route(scope: str | None, key: str | None, tags: list[str] | tuple[str, ...] | None) -> str:
+    """Where a save goes: the scope asked for, else by the key and tags."""
+    if scope is not None:
+        if scope not in SCOPES:
+            raise UsageError(f"{scope!r}: a save goes to one scope, project or user")
+        return scope
+    if key and key.startswith(USER_KEY_PREFIX):
+        return "user"
+    if any(t.lstrip("#").casefold() in USER_TAGS for t in tags or ()):
+        return "user"
+    return "project"
