@@ -131,7 +131,7 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
     with Scopes(vault) as scopes:
-        result = scopes.search(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
+        result = scopes.search_result(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
     (print_json if args.json else print_human)(result, sys.stdout)

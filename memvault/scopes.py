@@ -8,8 +8,9 @@ comparable, ranks are.
 
     from memvault import Scopes, Vault
     with Scopes(Vault("memory")) as s:
-        s.save("user").remember("Prefers answers in English", section="Preferences")
-        hits = s.search("language", limit=5)          # both vaults, each hit with .scope
+        name, vault = s.save(key="user_lang")  # ("user", the user vault): routed by the key
+        vault.remember("Answers in English", section="Preferences", key="user_lang")
+        hits = s.search("language", limit=5)   # both vaults, each hit with .scope
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 from memvault import verbs
 from memvault.api import Vault
-from search.hits import SearchResult
+from search.hits import Hit, SearchResult
+from search.options import build_options
 from vault.daily import vault_lang
 from vault.errors import UsageError
 from vault.paths import Layout
@@ -83,8 +85,13 @@ class Scopes:
             self.created_user = True
         return "user", self._user_vault()
 
-    def search(self, request: verbs.Search, scope: str = "all") -> SearchResult:
+    def search(self, query: str, scope: str = "all", **options: Any) -> list[Hit]:
+        """Both vaults' hits (or one scope's), each with its `scope`; options as `Vault.search`."""
+        return self.search_result(query, scope, **options).hits
+
+    def search_result(self, query: str | verbs.Search, scope: str = "all", **options: Any) -> SearchResult:
         """The query in every vault of the scope, each hit labelled, the lists merged rank by rank."""
+        request = query if isinstance(query, verbs.Search) else verbs.Search(query, build_options(**options))
         answers = [(name, vault.run(request)) for name, vault in self.read(scope)]
         lists = [[dataclasses.replace(h, scope=name) for h in result.hits] for name, result in answers]
         merged = [hits[i] for i in range(max(map(len, lists), default=0)) for hits in lists if i < len(hits)]

@@ -47,7 +47,8 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith(f"corrected MEMORY.md:{line} (now marked superseded)") and today in done.stdout
         marked = memory.read_text(encoding="utf-8").splitlines()[line - 1]
-        assert marked == f"- {OLD} #frontend [key:: frontend-stack] [superseded:: {dt.date.today().isoformat()}]"
+        day = dt.date.today().isoformat()
+        assert marked == f"- {OLD} #frontend [key:: frontend-stack] [superseded:: {day}] <!-- saved {day} -->"
         note = (layout.root / today).read_text(encoding="utf-8")
         assert f"Moved to Svelte 5 for new projects #frontend [corrects:: MEMORY.md:{line}]" in note
         for mode in ("bm25", "hybrid", "vector"):  # the old entry's own words: the correction comes first
@@ -56,7 +57,6 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         entries = json.loads(cli("list", "--json", "--tag", "frontend").stdout)["entries"]
         old = next(e for e in entries if e["path"] == "MEMORY.md")
         new = next(e for e in entries if e["path"] == today)
-        day = dt.date.today().isoformat()
         assert old["superseded"] == day and old["superseded_by"] == f"{today}:{new['start_line']}"
         assert new["corrects"] == f"MEMORY.md:{line}" and new["key"] is None
         human = cli("list", "--tag", "frontend").stdout

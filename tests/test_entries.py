@@ -3,6 +3,7 @@ person wrote them; `memvault list` and `search --tag` with no query, on the CLI 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from tests.reliability.conftest import HASH_ENV
@@ -125,7 +126,8 @@ def test_same_key_twice_updates_in_place_and_keeps_the_old_entry_in_the_trash(la
     old_lines = "- Prefers Vue 3 + TypeScript #frontend #projectx [key:: frontend-stack]\n" \
                 "  and Vite for builds; see issue #12 and C# docs\n"  # fmt: skip
     # replaced where it was (User Preferences, a hand-written entry), every other byte as it was
-    assert after == before.replace(old_lines, "- Prefers Svelte 5 now [key:: frontend-stack]\n")
+    saved_on = f" <!-- saved {dt.date.today().isoformat()} -->"  # the day it was written, hidden when rendered
+    assert after == before.replace(old_lines, f"- Prefers Svelte 5 now [key:: frontend-stack]{saved_on}\n")
     (trashed,) = (layout.root / ".trash" / "entries").glob("*.md")
     assert trashed.name in saved.stdout
     meta, body = parse_note("x.md", trashed.read_text(encoding="utf-8")).frontmatter, trashed.read_text()
@@ -149,7 +151,7 @@ def test_same_text_twice_is_one_entry_and_the_note_is_not_rewritten(layout, cli)
     assert second.returncode == 0 and second.stdout.startswith("already remembered in MEMORY.md")
     assert memory.stat().st_mtime_ns == stat.st_mtime_ns
     assert memory.read_text(encoding="utf-8").count("User prefers Vue 3") == 1
-    assert "- User prefers Vue 3 + TypeScript #editor\n" in memory.read_text(encoding="utf-8")
+    assert "- User prefers Vue 3 + TypeScript #editor <!-- saved " in memory.read_text(encoding="utf-8")
     for _ in range(2):
         assert cli("note", "--section", "todo", "--key", "standup", "Standup at 10").returncode == 0
     assert cli("note", "--section", "todo", "--key", "standup", "Standup at 11").returncode == 0
@@ -212,3 +214,15 @@ def _search_paths(cli, query):
     result = cli("search", "--json", "--mode", "bm25", query)
     assert result.returncode == 0, result.stderr
     return [h["path"] for h in json.loads(result.stdout)["hits"]]
+
+
+def test_list_shows_the_day_memvault_saved_a_memory_entry(layout, cli):
+    _plant(layout)
+    assert cli("remember", "--section", "User Preferences", "Reads release notes first").returncode == 0
+    rows = json.loads(cli("list", "--json", "--section", "User Preferences").stdout)["entries"]
+    assert [(r["text"], r["date"]) for r in rows][-2:] == [
+        ("Uses tabs, never spaces #editor", None),  # written by hand: no day known
+        ("Reads release notes first", dt.date.today().isoformat()),
+    ]
+    assert "<!-- saved" in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert cli("list", "--section", "User Preferences").stdout.splitlines()[-2].endswith(dt.date.today().isoformat())

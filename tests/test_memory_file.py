@@ -31,8 +31,9 @@ def test_remember_appends_at_end_of_named_section(layout):
     remember(layout, "二", section="用户偏好")
     remember(layout, "三", section="系统配置")
     text = layout.memory_md.read_text(encoding="utf-8")
-    assert "## 用户偏好\n\n- 一\n- 二\n\n## 架构决策" in text
-    assert text.endswith("## 系统配置\n\n- 三\n")
+    day = f" <!-- saved {dt.date.today().isoformat()} -->"  # the day memvault wrote it
+    assert f"## 用户偏好\n\n- 一{day}\n- 二{day}\n\n## 架构决策" in text
+    assert text.endswith(f"## 系统配置\n\n- 三{day}\n")
 
 
 def test_missing_section_is_created_and_said(layout, cli):

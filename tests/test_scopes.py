@@ -75,3 +75,16 @@ def test_no_user_vault_means_the_project_alone(layout, cli, user_root):
     assert [h["scope"] for h in result["hits"]] == ["project"] and not user_root.exists()
     refused = cli("search", "--scope", "user", "project")
     assert refused.returncode == 2 and "no user vault yet" in refused.stderr
+
+
+def test_the_python_api_routes_and_reads_both(layout, user_root):
+    from memvault import Scopes, Vault
+
+    with Scopes(Vault(layout.root)) as s:
+        assert s.save(key="project_thing")[0] == "project"
+        name, vault = s.save(key="user_lang")
+        assert name == "user" and vault.root == user_root and s.created_user
+        vault.remember("Answers in English", section="Preferences", key="user_lang")
+        s.project.remember("English docs for the API", section="Docs")
+        hits = s.search("English", mode="bm25")
+        assert [(h.scope, h.path) for h in hits] == [("project", "MEMORY.md"), ("user", "MEMORY.md")]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault.daily import append_daily
-from vault.entries import Entry, check_tag, iter_entries, normalise, tags_in, vault_entries
+from vault.entries import SAVED, Entry, check_tag, iter_entries, normalise, tags_in, vault_entries
 from vault.errors import NoteReadError, UsageError
 from vault.faults import crash_point
 from vault.fileio import TextFile, split_lines, update_note
@@ -87,7 +87,9 @@ def _mark(layout: Layout, target: Entry, day: str) -> int:
         lines = split_lines(current.text)
         first = lines[entry.start_line - 1]
         body = first.rstrip("\r\n")
-        lines[entry.start_line - 1] = f"{body} [superseded:: {day}]{first[len(body) :]}"
+        saved = SAVED.search(body)  # the mark goes before a trailing `<!-- saved DAY -->`
+        cut = saved.start() if saved and saved.end() == len(body) else len(body)
+        lines[entry.start_line - 1] = f"{body[:cut]} [superseded:: {day}]{first[cut:]}"
         found.append(entry.start_line)
         return "".join(lines)
 

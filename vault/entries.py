@@ -10,7 +10,9 @@ in any editor, the way Obsidian writes inline fields and tags:
   `[corrects:: PATH:LINE]` marks the correction, pointing at the entry it corrects;
 - a tag is `#word` after a space or at the start (letters of any script,
   digits, `_`, `-`, `/`; not digits alone, so `#1` is not a tag);
-- tags in the note's frontmatter apply to every entry in it.
+- tags in the note's frontmatter apply to every entry in it;
+- `<!-- saved YYYY-MM-DD -->` (hidden when the note is rendered, left out of the index) is the
+  day memvault last wrote an entry of MEMORY.md; a daily note's entries have the note's day.
 
 Hand-written entries are parsed exactly like memvault's own. A daily note's
 overview counters are not entries.
@@ -32,6 +34,7 @@ from vault.sections import HEADING, entry_lines, insert_in_section, outside_fenc
 from vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
+SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
 FIELDS = re.compile(r"\[(key|superseded|corrects)::[ \t]*([^\]\n]*?)[ \t]*\]")
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
@@ -41,7 +44,8 @@ _OVERVIEWS = set(OVERVIEW.values())
 @dataclass(frozen=True)
 class Entry:
     """One list item of a note. Lines are 1-based and inclusive, in file lines (frontmatter
-    included); `text` is the item without its bullet, continuation lines unindented and kept."""
+    included); `text` is the item without its bullet (and its `saved` comment), continuation lines
+    unindented and kept."""
 
     path: str
     section: str
@@ -50,7 +54,7 @@ class Entry:
     text: str
     key: str | None
     tags: tuple[str, ...]
-    date: str | None  # the daily note's date, else None
+    date: str | None  # the daily note's date, else the day memvault saved it (if it did)
     superseded: str | None = None  # the day a correction replaced it
     corrects: str | None = None  # for a correction: the `PATH:LINE` of the entry it corrects
 
@@ -61,12 +65,17 @@ class Entry:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(FIELDS.sub("", text).split())
+    return " ".join(FIELDS.sub("", SAVED.sub("", text)).split())
 
 
 def normalise(text: str) -> str:
     """The form two saves of the same fact share: no fields, no `HH:MM` stamp, one space, no case."""
     return _TIME.sub("", _one_line(text)).casefold()
+
+
+def _saved_on(text: str) -> str | None:
+    found = SAVED.search(text)
+    return found.group(1) if found else None
 
 
 def field_in(text: str, name: str) -> str | None:
@@ -104,6 +113,8 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             end += 1
         body = [line[item.end() :].rstrip("\r")] + [raw.strip() for raw in lines[i + 1 : end + 1]]
         text = "\n".join(body)
+        saved = _saved_on(text)
+        text = SAVED.sub("", text) if saved else text  # the day is `date`; the text is what was said
         yield Entry(
             path=note.path,
             section=section,
@@ -112,7 +123,7 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             text=text,
             key=field_in(text, "key"),
             tags=tuple(dict.fromkeys((*note_tags, *tags_in(text)))),
-            date=day,
+            date=day or saved,
             superseded=field_in(text, "superseded"),
             corrects=field_in(text, "corrects"),
         )
@@ -173,13 +184,19 @@ def check_tag(tag: str) -> str:
 
 
 def format_entry(
-    text: str, key: str | None = None, tags: tuple[str, ...] = (), fields: tuple[tuple[str, str], ...] = ()
+    text: str,
+    key: str | None = None,
+    tags: tuple[str, ...] = (),
+    fields: tuple[tuple[str, str], ...] = (),
+    saved: str | None = None,
 ) -> str:
-    """The entry text with the tags it lacks appended as `#tag`, then the key field and `fields`."""
+    """The entry text with the tags it lacks appended as `#tag`, then the key field and `fields`,
+    and the day it was `saved` as a comment last."""
     missing = [t for t in tags if t not in tags_in(text)]
     first, sep, rest = text.partition("\n")
     suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
     suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
+    suffix += f" <!-- saved {saved} -->" if saved else ""
     return first + suffix + sep + rest
 
 

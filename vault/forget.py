@@ -63,7 +63,7 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     test that finds it again under the lock; none, or more than one (candidates named), is refused."""
     key, where = _selector(layout, key, match)
     found = [e for e in vault_entries(layout, where[0] if where else None) if _matches(e, key, match, where)]
-    what = f"key {key}" if key else f"{where[0]}:{where[1]}" if where else f"text {match!r}"
+    what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
     if not found:
         raise UsageError(f"no entry with {what}")
     if len(found) > 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from pathlib import Path
 
 from vault.daily import append_daily, vault_lang
@@ -60,7 +61,7 @@ def remember(
         prefix="- ",
         template=lambda: memory_template(lang),
         section_of=lambda body: title or _section_for_type(str(kind), body, lang),
-        key=key, tags=tags,
+        key=key, tags=tags, saved=dt.date.today().isoformat(),
     )  # fmt: skip
 
 

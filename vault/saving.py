@@ -40,11 +40,14 @@ def save_entry(
     on_add: Callable[[str, str], str] | None = None,
     frozen: str | None = None,
     fields: tuple[tuple[str, str], ...] = (),
+    saved: str | None = None,
 ) -> Saved:
     """Save one entry into the note at `path` (created from `template()`), in the section that
     `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
-    `frozen` note may be created but never changed: the message says why, checked under the lock."""
-    entry = format_entry(check_entry(text), check_key(key) if key else None, tuple(check_tag(t) for t in tags), fields)
+    `frozen` note may be created but never changed: the message says why, checked under the lock.
+    `saved` (a day) is recorded on the entry, for notes whose entries have no day of their own."""
+    tags = tuple(check_tag(t) for t in tags)
+    entry = format_entry(check_entry(text), check_key(key) if key is not None else None, tags, fields, saved)
     rel = layout.relative(path)
     outcome: list[tuple[Placed, str | None]] = []
 

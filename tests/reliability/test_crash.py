@@ -236,3 +236,22 @@ def test_sigkill_during_clear_or_its_restore_leaves_each_note_before_or_after(la
     assert [(layout.root / r).read_bytes() for r in rels] == before
     assert not list((layout.root / ".trash" / "entries").glob("*.md"))
     tally("crash", 1)
+
+
+def test_sigkill_between_a_correction_and_its_mark_is_finished_by_running_it_again(layout):
+    """Killed after the correction is written and before the old entry is marked: both notes are
+    whole, and the same `correct` again writes no second correction, only the mark."""
+    assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    assert run_cli(layout, "remember", "--type", "preference", "--key", "tea", "Likes green tea").returncode == 0
+    args = ("correct", "tea", "Likes black tea now")
+    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": "before-supersede"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    memory = layout.root / "MEMORY.md"
+    assert "superseded" not in memory.read_text(encoding="utf-8")
+    (today,) = (layout.root / "daily").glob("*.md")
+    assert today.read_text(encoding="utf-8").count("Likes black tea now") == 1
+    again = run_cli(layout, *args)
+    assert again.returncode == 0 and "already written" in again.stdout, again.stderr
+    assert today.read_text(encoding="utf-8").count("Likes black tea now") == 1
+    assert memory.read_text(encoding="utf-8").count("[superseded:: ") == 1
+    tally("crash", 1)
