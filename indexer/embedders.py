@@ -18,6 +18,17 @@ DEFAULT_EMBEDDER = E5Embedder.name
 EMBEDDERS = (MINILM, UseEmbedder.name, E5Embedder.name, HashEmbedder.name)
 
 
+# the relevance floor (`search --min-similarity auto`, `context`): the cosine a hit needs to count as
+# relevant, calibrated per model by `python -m bench floor` on LoCoMo, whose category-5 questions have
+# no answer in the conversation (bench/results/README.md); other models get the seed's 0.25
+RELEVANCE_FLOORS = {HashEmbedder.name: 0.1}
+SEED_FLOOR = 0.25
+
+
+def relevance_floor(name: str) -> float:
+    return RELEVANCE_FLOORS.get(name, SEED_FLOOR)
+
+
 def load_embedder(name: str | None = None, threads: int | None = None) -> Embedder:
     """The embedder for a name (default: `DEFAULT_EMBEDDER`); loading the weights waits for first use."""
     name = name or DEFAULT_EMBEDDER

@@ -104,7 +104,7 @@ def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
         "mode": args.mode, "limit": args.limit, "per_doc": args.per_doc, "threshold": args.threshold,
         "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
         "from": args.date_from, "to": args.date_to, "kind": args.kind, "section": args.section,
-        "tag": args.tag, "path": args.path,
+        "tag": args.tag, "path": args.path, "min_similarity": args.min_similarity,
     }  # fmt: skip
     return {k: v for k, v in flags.items() if v is not None}
 
@@ -134,7 +134,23 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         result = scopes.search_result(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
+    if result.floor and not result.hits:
+        print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
+              f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
     (print_json if args.json else print_human)(result, sys.stdout)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
+    query = " ".join(args.query) if args.query else None
+    if query == "-":
+        query = read_text_arg(None)
+    with Scopes(vault) as scopes:
+        blocks = scopes.context(query, args.budget, args.scope)
+    if args.json:
+        print(json.dumps(blocks, ensure_ascii=False))
+    else:
+        sys.stdout.write(blocks["text"])
     return 0
 
 
@@ -230,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--per-doc", type=int, default=3, help="at most this many hits per note (0: no cap)")
     p.add_argument("--threshold", type=float, help="drop hits scoring below this")
+    p.add_argument("--min-similarity", help="relevance floor: drop hits whose cosine to the query is lower than this, "
+                   "or than the model's calibrated floor (auto)")  # fmt: skip
     p.add_argument("--depth", type=int, help="candidates per retriever (default: max(20, limit))")
     p.add_argument("--rrf-k", type=int, default=60)
     p.add_argument("--w-vector", type=float, help=f"RRF weight of the vector ranks (default {WEIGHTS['vector']})")
@@ -243,6 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+
+    p = add("context", cmd_context, "the memory an agent puts in its prompt: core entries, then recall for a query")
+    p.add_argument("query", nargs="*", help="the agent's last user messages ('-': stdin); none: the stable block only")
+    p.add_argument("--budget", type=int, default=4000, help="characters for both blocks (default 4000)")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
     p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])

@@ -22,6 +22,7 @@ from typing import Any
 
 from memvault import verbs
 from memvault.api import Vault
+from memvault.context import DEFAULT_BUDGET, Context, render
 from search.hits import Hit, SearchResult
 from search.options import build_options
 from vault.daily import vault_lang
@@ -99,7 +100,11 @@ class Scopes:
         reasons = [f"{name} vault: {r.reason}" if len(answers) > 1 else r.reason for name, r in answers if r.reason]
         reasons += [f"{name} vault answered by {r.source}" for name, r in answers[1:] if r.source != first.source]
         return SearchResult(first.query, first.source, "; ".join(reasons) or None,
-                            merged[: request.options.limit], first.terms)  # fmt: skip
+                            merged[: request.options.limit], first.terms, first.floor)  # fmt: skip
+
+    def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, scope: str = "all") -> dict[str, Any]:
+        """The prompt blocks (`memvault.context`) from every vault of the scope: `text`, and the same as data."""
+        return render([(name, vault.run(Context(query))) for name, vault in self.read(scope)], budget)
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
                 scope: str = "all") -> verbs.Listed:  # fmt: skip

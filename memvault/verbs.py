@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from memvault.context import Context, Contexted  # noqa: F401  (re-exported)
+from memvault.context import context as context_verb
 from memvault.entry_verbs import (  # noqa: F401  (re-exported: `verbs.Forget` and the rest)
     ENTRY_HANDLERS,
     Clear,
@@ -230,7 +232,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    Search: search, **ENTRY_HANDLERS,
+    Search: search, Context: context_verb, **ENTRY_HANDLERS,
 }  # fmt: skip
 
 

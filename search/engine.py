@@ -12,13 +12,14 @@ from collections import OrderedDict
 import numpy as np
 
 from indexer.embedder import EmbedderError
+from indexer.embedders import relevance_floor
 from indexer.index import Index, IndexConfig
 from indexer.opening import open_index
 from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
 from search.corrections import follow_corrections
 from search.fallback import substring_search
-from search.fusion import cap_per_doc, rrf
+from search.fusion import above_floor, cap_per_doc, rrf
 from search.hits import Hit, SearchResult
 from search.options import SearchOptions
 from search.snippet import make_snippet, match_terms
@@ -78,6 +79,8 @@ class Searcher:
         terms = tuple(dict.fromkeys(tokenize(query)))
         if opts.mode == "substring":
             return self._substring(query, opts, None, terms)
+        if opts.mode == "bm25" and opts.min_similarity is not None:
+            raise UsageError("--min-similarity is a floor on dense (cosine) scores: use --mode hybrid or vector")
         if self.index is None:
             return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
         try:
@@ -124,6 +127,17 @@ class Searcher:
             fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
         if opts.threshold is not None:
             fused = [f for f in fused if f[1] >= opts.threshold]
+        floor = None
+        if opts.min_similarity is not None and "vector" not in ranked:
+            reason = "; ".join(
+                filter(None, [reason, "no dense scores for this query: the similarity floor was not applied"])
+            )
+        elif opts.min_similarity is not None:
+            cut = opts.min_similarity
+            cut = relevance_floor(self.index.embedder.name) if cut == "auto" else float(cut)
+            candidates = len(fused)
+            fused = above_floor(fused, ranked["vector"], depth, cut)
+            floor = {"min_similarity": cut, "passed": len(fused), "candidates": candidates}
         fused = follow_corrections(fused, self.index, self.layout, flt)
         paths = ((f[0], self.index.path_of(f[0])) for f in fused)
         keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
@@ -140,4 +154,4 @@ class Searcher:
             hits.append(
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
             )
-        return SearchResult(query, source, reason, hits, terms)
+        return SearchResult(query, source, reason, hits, terms, floor)

@@ -33,6 +33,17 @@ def rrf(
     return [(i, fused[i], ranks[i], scores[i]) for i in order]
 
 
+Fused = tuple[str, float, dict[str, int], dict[str, float]]
+
+
+def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:
+    """The fused hits whose cosine to the query reaches `floor`. A hit the dense retriever did not
+    rank has a cosine at most the lowest it ranked: it is kept only when its full list (`depth`
+    long) stayed above the floor, so nothing shows the hit is below it."""
+    unranked_may_pass = len(dense) >= depth and bool(dense) and min(s for _, s in dense) >= floor
+    return [f for f in fused if f[3].get("vector", -2.0) >= floor or ("vector" not in f[3] and unranked_may_pass)]
+
+
 def cap_per_doc(items: Iterable[tuple[str, str]], per_doc: int, limit: int) -> list[str]:
     """Keep at most `per_doc` ids per path, in order, up to `limit`; items are (id, path)."""
     seen: dict[str, int] = {}

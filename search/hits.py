@@ -51,6 +51,7 @@ class SearchResult:
     reason: str | None
     hits: list[Hit]
     terms: tuple[str, ...] = ()  # the query's words, for highlighting
+    floor: dict[str, Any] | None = None  # with a relevance floor: {"min_similarity", "passed", "candidates"}
 
     def to_json(self) -> dict[str, Any]:
         """The public shape (`RESULT_SCHEMA`): what `search --json` prints and the daemon replies."""
@@ -60,6 +61,7 @@ class SearchResult:
             "reason": self.reason,
             "hits": [h.to_json() for h in self.hits],
             "terms": list(self.terms),
+            **({"floor": self.floor} if self.floor is not None else {}),
         }
 
     @classmethod
@@ -70,7 +72,8 @@ class SearchResult:
                 h["ranks"], h["scores"], scope=h.get("scope"))
             for h in reply["hits"]
         ]  # fmt: skip
-        return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())))
+        return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())),
+                   reply.get("floor"))  # fmt: skip
 
 
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
@@ -100,5 +103,15 @@ RESULT_SCHEMA: dict[str, Any] = {
         "hits": {"type": "array", "items": HIT_SCHEMA},
         # the query's words as snippets match them, so a client can highlight without a tokenizer
         "terms": {"type": "array", "items": {"type": "string"}},
+        # with --min-similarity: how many of the fused candidates reached the floor (0: nothing relevant)
+        "floor": {
+            "type": "object",
+            "required": ["min_similarity", "passed", "candidates"],
+            "properties": {
+                "min_similarity": {"type": "number"},
+                "passed": {"type": "integer", "minimum": 0},
+                "candidates": {"type": "integer", "minimum": 0},
+            },
+        },
     },
 }

@@ -24,7 +24,7 @@ MAX_LIMIT = 1_000_000  # past this a vector store's integer types overflow
 PUBLIC_KEYS = {
     "mode": "mode", "limit": "limit", "per_doc": "per_doc", "threshold": "threshold", "depth": "depth",
     "rrf_k": "rrf_k", "w_vector": "w_vector", "w_bm25": "w_bm25", "from": "date_from", "to": "date_to",
-    "kind": "kind", "section": "section", "tag": "tag", "path": "path",
+    "kind": "kind", "section": "section", "tag": "tag", "path": "path", "min_similarity": "min_similarity",
 }  # fmt: skip
 
 
@@ -41,6 +41,7 @@ class SearchOptions:
     w_vector: float = WEIGHTS["vector"]
     w_bm25: float = WEIGHTS["bm25"]
     filters: FilterSpec = field(default_factory=FilterSpec)
+    min_similarity: float | str | None = None  # the relevance floor: a cosine (-1..1), or "auto": the model's
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -51,6 +52,9 @@ class SearchOptions:
             raise UsageError(f"limit and depth are at most {MAX_LIMIT:,}")
         if self.rrf_k < 0 or not all(math.isfinite(w) and w >= 0 for w in (self.w_vector, self.w_bm25)):
             raise UsageError("rrf-k and the retriever weights must be zero or more")
+        floor = self.min_similarity
+        if floor is not None and floor != "auto" and not (isinstance(floor, float) and -1 <= floor <= 1):
+            raise UsageError("min-similarity is a cosine from -1 to 1, or auto (the model's calibrated floor)")
 
     def to_public(self) -> dict[str, Any]:
         """The public keys that rebuild these options through `options_from`."""
@@ -60,6 +64,7 @@ class SearchOptions:
             "depth": self.depth, "rrf_k": self.rrf_k, "w_vector": self.w_vector, "w_bm25": self.w_bm25,
             "from": f.date_from and f.date_from.isoformat(), "to": f.date_to and f.date_to.isoformat(),
             "kind": list(f.kinds) or None, "section": f.section, "tag": f.tag, "path": f.path_prefix,
+            "min_similarity": self.min_similarity,
         }  # fmt: skip
         return {k: v for k, v in out.items() if v is not None}
 
@@ -79,6 +84,7 @@ def build_options(
     section: str | None = None,
     tag: str | None = None,
     path: str | None = None,
+    min_similarity: float | str | None = None,
 ) -> SearchOptions:
     """One place that turns CLI flags, batch-line keys and API keywords into `SearchOptions`."""
     kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
@@ -98,8 +104,9 @@ def build_options(
         section=section or None,
         tag=tag.lstrip("#") if tag else None,
     )
+    floor = min_similarity if min_similarity in (None, "auto") else float(min_similarity)  # type: ignore[arg-type]
     return SearchOptions(
-        mode, int(limit), depth, int(per_doc), threshold, int(rrf_k), float(w_vector), float(w_bm25), flt
+        mode, int(limit), depth, int(per_doc), threshold, int(rrf_k), float(w_vector), float(w_bm25), flt, floor
     )
 
 

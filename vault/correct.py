@@ -97,9 +97,9 @@ def _mark(layout: Layout, target: Entry, day: str) -> int:
     return found[0]
 
 
-def correction_place(layout: Layout, entry: Entry) -> str | None:
-    """Where the correction of a superseded entry is, as `PATH:LINE`: in the note of the day it was
-    superseded, the entry that corrects its note, nearest its line (lines move as notes change)."""
+def correction_of(layout: Layout, entry: Entry) -> Entry | None:
+    """The correction of a superseded entry: in the note of the day it was superseded, the entry
+    that corrects its note, nearest its line (lines move as notes change)."""
     if not entry.superseded:
         return None
     try:
@@ -107,8 +107,13 @@ def correction_place(layout: Layout, entry: Entry) -> str | None:
         found = [e for e in vault_entries(layout, rel) if (e.corrects or "").rpartition(":")[0] == entry.path]
     except (ValueError, UsageError, NoteReadError):
         return None
-    best = min(found, key=lambda e: abs(_line(e.corrects) - entry.start_line), default=None)
-    return f"{best.path}:{best.start_line}" if best else None
+    return min(found, key=lambda e: abs(_line(e.corrects) - entry.start_line), default=None)
+
+
+def correction_place(layout: Layout, entry: Entry) -> str | None:
+    """Where the correction of a superseded entry is, as `PATH:LINE`."""
+    found = correction_of(layout, entry)
+    return f"{found.path}:{found.start_line}" if found else None
 
 
 def _line(pointer: str | None) -> int:

@@ -63,6 +63,11 @@ class Entry:
         """The text without its fields (key, superseded, corrects), on one line: what `list` shows."""
         return _one_line(self.text)
 
+    @property
+    def fact(self) -> str:
+        """The summary without a daily entry's `HH:MM` stamp: what a prompt needs."""
+        return _TIME.sub("", self.summary)
+
 
 def _one_line(text: str) -> str:
     return " ".join(FIELDS.sub("", SAVED.sub("", text)).split())

@@ -1,0 +1,168 @@
+"""`context`: what an agent puts into its prompt, in two blocks it can strip by their tags.
+
+- `<memory-stable>`: the core entries of MEMORY.md, the ones worth having in every prompt. A section
+  is core when its title speaks of preferences, decisions, constraints, rules or workflow
+  (`CORE_WORDS`, in English and Chinese). Its live entries (superseded ones left out) go in, each
+  cut at 240 characters, in file order, so a prompt cache keeps hitting while nothing changes. They
+  get at most half the budget.
+- `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
+  500 characters count), each item with its source as `path#Lstart-Lend`, leaving out what the
+  stable block already says, in the rest of the budget.
+
+Recall is a cascade, and the answer names the tier that answered. `dense` means dense hits at or
+above the model's relevance floor, when at least 3 pass. `keyword` means BM25 hits when at least 2
+match. `recent` means the newest daily entries: nothing relevant, so the agent sees what happened
+last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from memvault.protocol import Message, Request
+from search.hits import SearchResult
+from search.options import SearchOptions, build_options
+from vault.correct import correction_of
+from vault.entries import vault_entries
+from vault.errors import UsageError
+from vault.paths import Layout
+
+CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
+              "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
+VALUE_CHARS = 240
+QUERY_CHARS = 500
+RECALL_ITEMS = 12
+DENSE_AT_LEAST = 3
+KEYWORD_AT_LEAST = 2
+DEFAULT_BUDGET = 4000
+
+
+class ContextRuntime(Protocol):
+    layout: Layout
+
+    def search(self, query: str, options: SearchOptions) -> SearchResult: ...
+
+
+@dataclass(frozen=True)
+class Contexted(Message):
+    """The material of the two blocks, before the budget: `stable` entries (section, text, path,
+    line) and `recall` items (path, start_line, end_line, text), with the `tier` that answered."""
+
+    stable: list[dict[str, Any]]
+    recall: list[dict[str, Any]] = field(default_factory=list)
+    tier: str | None = None
+
+
+@dataclass(frozen=True)
+class Context(Request):
+    op: ClassVar[str] = "context"
+    reply: ClassVar[type] = Contexted
+    query: str | None = None
+
+    def check(self) -> None:
+        if self.query is not None and not self.query.strip():
+            raise UsageError("empty query: leave it out for the stable block alone")
+
+
+def is_core(section: str) -> bool:
+    title = section.casefold()
+    return any(word in title for word in CORE_WORDS)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def stable_entries(layout: Layout) -> list[dict[str, Any]]:
+    """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
+    superseded one is replaced by its correction (the newer fact wins), or left out."""
+    if not layout.memory_md.is_file():
+        return []
+    out = []
+    for e in vault_entries(layout, layout.relative(layout.memory_md)):
+        if not is_core(e.section):
+            continue
+        said = correction_of(layout, e) if e.superseded else e
+        if said is not None:
+            out.append({"section": e.section, "text": _cut(said.fact, VALUE_CHARS), "path": said.path,
+                        "line": said.start_line})  # fmt: skip
+    return out
+
+
+def _items(result: SearchResult) -> list[dict[str, Any]]:
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip()}
+            for h in result.hits]  # fmt: skip
+
+
+def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
+    """The cascade: dense hits over the floor, else keyword hits, else the newest daily entries."""
+    q = query.strip()[-QUERY_CHARS:]
+    dense = rt.search(q, build_options(mode="vector", limit=RECALL_ITEMS, min_similarity="auto"))
+    if dense.source == "vector" and len(dense.hits) >= DENSE_AT_LEAST:
+        return "dense", _items(dense)
+    keyword = rt.search(q, build_options(mode="bm25", limit=RECALL_ITEMS))
+    keyword_hits = [h for h in keyword.hits if h.score > 0]
+    if len(keyword_hits) >= KEYWORD_AT_LEAST:
+        return "keyword", _items(SearchResult(q, keyword.source, None, keyword_hits))
+    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
+    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
+    return "recent", [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                       "text": _cut(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
+
+
+def context(rt: ContextRuntime, request: Context) -> Contexted:
+    stable = stable_entries(rt.layout)
+    if request.query is None:
+        return Contexted(stable)
+    tier, items = recall(rt, request.query)
+    return Contexted(stable, items, tier)
+
+
+def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
+    """The two blocks from each scope's material (`parts`, labelled by scope when more than one),
+    their lines within `budget` characters: the stable block takes at most half, recall the rest
+    (recall items taking turns between the scopes, rank by rank)."""
+    if budget < 200:
+        raise UsageError("a context budget is at least 200 characters")
+    label = len(parts) > 1
+    stable_lines: list[str] = []
+    kept_stable: list[dict[str, Any]] = []
+    used = 0
+    for scope, part in parts:
+        section = None
+        for entry in part.stable:
+            head = [f"## {entry['section']}" + (f" ({scope})" if label else "")] if entry["section"] != section else []
+            line = f"- {entry['text']}"
+            cost = sum(len(x) + 1 for x in (*head, line))
+            if used + cost > budget // 2:
+                break
+            stable_lines += [*head, line]
+            kept_stable.append({"scope": scope, **entry})
+            section, used = entry["section"], used + cost
+    said = {entry["text"] for entry in kept_stable}
+    recall_lines: list[str] = []
+    kept_recall: list[dict[str, Any]] = []
+    room = budget - used
+    turns = max((len(p.recall) for _, p in parts), default=0)
+    merged = [(scope, p.recall[i]) for i in range(turns) for scope, p in parts if i < len(p.recall)]
+    for scope, item in merged:
+        lines = [x.strip().removeprefix("- ").strip() for x in item["text"].split("\n")]
+        if all(x in said or not x or x.startswith("#") for x in lines):
+            continue  # the stable block says it already
+        source = f"{item['path']}#L{item['start_line']}-L{item['end_line']}"
+        line = f"[{scope}:{source}] " if label else f"[{source}] "
+        line += " ".join(item["text"].split())
+        if len(line) + 1 > room:
+            continue
+        recall_lines.append(line)
+        kept_recall.append({"scope": scope, "source": source, **item})
+        room -= len(line) + 1
+    tiers = [p.tier for _, p in parts if p.tier]
+    text = "<memory-stable>\n" + "".join(x + "\n" for x in stable_lines) + "</memory-stable>\n"
+    if any(p.tier for _, p in parts):
+        text += (
+            f'<memory-context tier="{tiers[0]}">\n' + "".join(x + "\n" for x in recall_lines) + "</memory-context>\n"
+        )
+    return {"text": text, "stable": kept_stable, "recall": kept_recall, "tier": tiers[0] if tiers else None,
+            "tiers": {scope: p.tier for scope, p in parts if p.tier}}  # fmt: skip

@@ -1,0 +1,74 @@
+"""The relevance floor (`search --min-similarity`) and `memvault context`: the stable block of core
+entries and the recall cascade, within a budget, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.reliability.conftest import HASH_ENV
+
+LONG = "Prefers answers that start with the result " + "and then explain why " * 20
+
+
+def _plant(cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    for kind, text in (
+        ("preference", "Prefers Vue 3 + TypeScript for front ends"), ("preference", LONG),
+        ("architecture", "Postgres for billing, SQLite for the CLI"),
+        ("solution", "Fixed the flaky socket test by waiting on a counter"),
+        ("config", "The daemon debounce is 1.5 seconds"),
+    ):  # fmt: skip
+        assert cli("remember", "--type", kind, text).returncode == 0
+    assert cli("remember", "--type", "preference", "--key", "editor", "Uses Emacs").returncode == 0
+    assert cli("correct", "editor", "Switched to Helix").returncode == 0  # the old one is superseded
+    for text in ("Talked about the launch date with Sam", "The socket test was flaky again"):
+        assert cli("note", text).returncode == 0
+    assert cli("index", env=HASH_ENV).returncode == 0
+
+
+def _context(cli, *args):
+    result = cli("context", "--json", *args, env=HASH_ENV)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_floor_says_when_nothing_is_relevant(layout, cli):
+    _plant(cli)
+    nothing = json.loads(cli("search", "--json", "--min-similarity", "auto", "zzqxv", env=HASH_ENV).stdout)
+    assert nothing["hits"] == [] and nothing["floor"]["passed"] == 0 and nothing["floor"]["candidates"] > 0
+    assert nothing["floor"]["min_similarity"] == 0.1  # the hash stand-in's floor
+    without = json.loads(cli("search", "--json", "zzqxv", env=HASH_ENV).stdout)
+    assert without["hits"] and "floor" not in without  # no floor: the limit is filled, as before
+    found = json.loads(cli("search", "--json", "--min-similarity", "0.1", "flaky socket test", env=HASH_ENV).stdout)
+    assert found["hits"] and all(h["scores"].get("vector", 1) >= 0.1 for h in found["hits"])
+    refused = cli("search", "--mode", "bm25", "--min-similarity", "0.2", "socket", env=HASH_ENV)
+    assert refused.returncode == 2 and "dense" in refused.stderr
+    assert cli("search", "--min-similarity", "2", "socket").returncode == 2
+
+
+def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
+    _plant(cli)
+    stable_only = _context(cli)
+    sections = [e["section"] for e in stable_only["stable"]]
+    assert sections == ["User Preferences"] * 3 + ["Architecture Decisions"]  # core sections only, in file order
+    texts = [e["text"] for e in stable_only["stable"]]
+    assert texts[2] == "Switched to Helix" and stable_only["stable"][2]["path"].startswith("daily/")  # newer wins
+    assert len(texts[1]) == 240 and texts[1].endswith("…")  # each value cut at 240 characters
+    assert stable_only["recall"] == [] and stable_only["tier"] is None
+    assert stable_only["text"].startswith("<memory-stable>\n## User Preferences\n- Prefers Vue 3")
+    assert "<memory-context" not in stable_only["text"]
+    assert _context(cli) == stable_only  # stable while nothing changes: a prompt cache keeps hitting
+    asked = _context(cli, "what did we do about the flaky socket test?")
+    assert asked["tier"] == "dense" and asked["stable"] == stable_only["stable"]
+    sources = [r["source"] for r in asked["recall"]]
+    assert any(s.startswith("MEMORY.md#L") for s in sources) and any(s.startswith("daily/") for s in sources)
+    assert not any("Postgres" in r["text"] and "Solutions" not in r["text"] for r in asked["recall"])  # said above
+    assert "<memory-context tier=\"dense\">\n[" in asked["text"]
+    nonsense = _context(cli, "zzqxv")
+    assert nonsense["tier"] == "recent" and [r["text"] for r in nonsense["recall"]][:2] == [
+        "The socket test was flaky again", "Talked about the launch date with Sam"
+    ]  # fmt: skip
+    tight = _context(cli, "--budget", "400", "flaky socket test")
+    body = [line for line in tight["text"].splitlines() if not line.startswith("<")]
+    assert sum(len(line) + 1 for line in body) <= 400
+    assert cli("context", "--budget", "10").returncode == 2
