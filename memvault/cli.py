@@ -154,6 +154,13 @@ def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.mcp_server import serve
+
+    serve(vault)
+    return 0
+
+
 def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "run":
         from indexer.index import IndexConfig
@@ -267,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=4000, help="characters for both blocks (default 4000)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
     p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
+
+    add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
     p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])

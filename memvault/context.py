@@ -11,8 +11,8 @@
 
 Recall is a cascade, and the answer names the tier that answered. `dense` means dense hits at or
 above the model's relevance floor, when at least 3 pass. `keyword` means BM25 hits when at least 2
-match. `recent` means the newest daily entries: nothing relevant, so the agent sees what happened
-last.
+match. `recent` means too little was found: the few hits the first two tiers did find, then the
+newest daily entries, so the agent sees what happened last.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from memvault.protocol import Message, Request
-from search.hits import SearchResult
+from search.hits import Hit, SearchResult
 from search.options import SearchOptions, build_options
 from vault.correct import correction_of
 from vault.entries import vault_entries
@@ -90,25 +90,29 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
     return out
 
 
-def _items(result: SearchResult) -> list[dict[str, Any]]:
+def _items(hits: list[Hit]) -> list[dict[str, Any]]:
     return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip()}
-            for h in result.hits]  # fmt: skip
+            for h in hits]  # fmt: skip
 
 
 def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
-    """The cascade: dense hits over the floor, else keyword hits, else the newest daily entries."""
+    """The cascade: dense hits over the floor, else keyword hits, else the newest daily entries,
+    after the few hits the first two tiers did find (too few to answer, too good to drop)."""
     q = query.strip()[-QUERY_CHARS:]
     dense = rt.search(q, build_options(mode="vector", limit=RECALL_ITEMS, min_similarity="auto"))
-    if dense.source == "vector" and len(dense.hits) >= DENSE_AT_LEAST:
-        return "dense", _items(dense)
+    dense_hits = dense.hits if dense.source == "vector" else []
+    if len(dense_hits) >= DENSE_AT_LEAST:
+        return "dense", _items(dense_hits)
     keyword = rt.search(q, build_options(mode="bm25", limit=RECALL_ITEMS))
     keyword_hits = [h for h in keyword.hits if h.score > 0]
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
-        return "keyword", _items(SearchResult(q, keyword.source, None, keyword_hits))
+        return "keyword", _items(keyword_hits)
+    found = _items([*dense_hits, *keyword_hits])
+    found = [item for n, item in enumerate(found) if item not in found[:n]]
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
-    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
-    return "recent", [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                       "text": _cut(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
+    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
+    return "recent", found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                               "text": _cut(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
 
 
 def context(rt: ContextRuntime, request: Context) -> Contexted:

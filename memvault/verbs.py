@@ -36,8 +36,10 @@ from search.hits import SearchResult
 from search.options import SearchOptions, options_from
 from vault.daily import append_daily
 from vault.errors import UsageError
+from vault.fileio import read_note
 from vault.memory_file import remember as remember_in_file
-from vault.paths import is_note_rel, parse_date
+from vault.paths import is_note_rel, note_path, parse_date
+from vault.sections import find_sections
 
 
 class Runtime(EntryRuntime, Protocol):
@@ -87,6 +89,17 @@ class Remembered(Message):
     indexed: bool = False
     status: str = "added"
     trashed: str | None = None
+
+
+@dataclass(frozen=True)
+class Got(Message):
+    """Lines of a note, 1-based and inclusive; `more` when the note goes on past what was sent."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    more: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,6 +170,23 @@ class Remember(Request):
 
 
 @dataclass(frozen=True)
+class Get(Request):
+    """A note (`memory`, a date or a vault-relative path), its lines `start_line`-`end_line`, or one
+    `##` section of it; at most `GET_LINES` lines and `GET_CHARS` characters."""
+
+    op: ClassVar[str] = "get"
+    reply: ClassVar[type] = Got
+    path: str
+    start_line: int = 1
+    end_line: int | None = None
+    section: str | None = None
+
+    def check(self) -> None:
+        if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
+            raise UsageError("lines are 1-based, and the end is not before the start")
+
+
+@dataclass(frozen=True)
 class Verify(Request):
     """Do stores, manifest and files agree? (tests and diagnosis)"""
 
@@ -222,6 +252,27 @@ def remember(rt: Runtime, request: Remember) -> Remembered:
     return Remembered(rel, saved.section, saved.created_section, rt.written([rel]), saved.status, saved.trashed)
 
 
+GET_LINES = 400
+GET_CHARS = 20_000
+
+
+def get(rt: Runtime, request: Get) -> Got:
+    path = note_path(rt.layout, request.path)
+    rel = rt.layout.relative(path)
+    if not path.is_file():
+        raise UsageError(f"{rel}: no such note")
+    lines = [line.rstrip("\r") for line in read_note(path, rel).text.split("\n")]
+    start, end = request.start_line, request.end_line or len(lines)
+    if request.section is not None:
+        found = next((s for s in find_sections(lines, 2) if s.title == request.section), None)
+        if found is None:
+            raise UsageError(f"{rel} has no section {request.section!r}")
+        start, end = found.start + 1, found.end
+    end = min(end, len(lines), start + GET_LINES - 1)
+    text = "\n".join(lines[start - 1 : end])[:GET_CHARS]
+    return Got(rel, start, end, text, end < len(lines) and request.end_line is None and request.section is None)
+
+
 def verify(rt: Runtime, request: Verify) -> Verified:
     return Verified(rt.verify())
 
@@ -232,7 +283,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    Search: search, Context: context_verb, **ENTRY_HANDLERS,
+    Search: search, Context: context_verb, Get: get, **ENTRY_HANDLERS,
 }  # fmt: skip
 
 

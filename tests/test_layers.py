@@ -15,7 +15,7 @@ PACKAGES = ("vault", "indexer", "search", "memvault")
 FRONT_DOOR_RANK = {
     "memvault.protocol": 0, "memvault.verbs": 1, "memvault.entry_verbs": 1, "memvault.context": 1, "memvault.local": 2,
     "memvault.daemon": 2, "memvault.api": 3, "memvault.render": 3, "memvault.scopes": 3, "memvault": 4,
-    "memvault.batch": 4, "memvault.cli": 4, "memvault.cli_entries": 4,
+    "memvault.batch": 4, "memvault.cli": 4, "memvault.cli_entries": 4, "memvault.mcp_server": 4,
 }  # fmt: skip
 MAX_LINES = 400
 
