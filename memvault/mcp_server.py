@@ -144,6 +144,24 @@ def build_server(vault: Vault) -> Any:
         return run(call)
 
     @server.tool()
+    def memory_correct(
+        text: str,
+        key: str | None = None,
+        match: str | None = None,
+        where: str | None = None,
+        scope: Literal["project", "user"] | None = None,
+    ) -> dict[str, Any]:
+        """Correct a fact that was wrong or changed, keeping the history: `text` is written to
+        today's note pointing at the old entry (named by `key`, a piece of its text `match`, or
+        `where`: PATH:LINE), which is marked superseded. Search then ranks the correction first."""
+
+        def call() -> dict[str, Any]:
+            done = scopes.one(scope, key)[1].run(verbs.Correct(text, where or key, match))
+            return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
+
+        return run(call)
+
+    @server.tool()
     def memory_list(
         section: str | None = None,
         tag: str | None = None,

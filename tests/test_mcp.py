@@ -15,8 +15,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV
 
-TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_list", "memory_context",
-         "memory_status"}  # fmt: skip
+TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
+         "memory_context", "memory_status"}  # fmt: skip
 
 
 def _data(result) -> dict:
@@ -60,6 +60,10 @@ async def _session(layout, user_root) -> None:
         ):  # fmt: skip
             result = await session.call_tool(*bad)
             assert result.is_error, bad
+        fixed = _data(await session.call_tool("memory_correct", {"key": "staging-db", "text": "Staging moved to 7654"}))
+        assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
+        first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
+        assert "7654" in first["hits"][0]["snippet"]  # the correction ranks above the entry it corrects
         forgot = _data(await session.call_tool("memory_forget", {"key": "staging-db"}))
         assert forgot["removed"].startswith("MEMORY.md:") and forgot["trash_id"]
         gone = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
