@@ -17,7 +17,7 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -105,6 +105,12 @@ class Index:
         self.bm25_loaded = False
         self.rebuilt = manifest.created  # derived data started from nothing in this process
         self._lock_fd = lock_fd
+        self.listener: Callable[..., None] | None = None  # told of each note indexed, dropped or failed
+        self.embed_cache = {"hits": 0, "misses": 0}  # chunk texts found in the embedding cache, or embedded
+
+    def _emit(self, event: str, **data: Any) -> None:
+        if self.listener is not None:
+            self.listener(event, **data)
 
     # the vector store ---------------------------------------------------
     @property
@@ -161,6 +167,13 @@ class Index:
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         return self._store().search(vector, k, flt)
 
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        """When each entry (by `vault.entries.entry_key`) was last among a search's hits, and how often."""
+        return self.manifest.recalls()
+
+    def recalled(self, entries: Sequence[str], when: float) -> None:
+        self.manifest.record_recalls(entries, when)
+
     def store_disagreements(self) -> list[str]:
         """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
         problems = []
@@ -188,6 +201,7 @@ class Index:
         self._delete_points(old)
         self.manifest.record_failure(rel, size, mtime_ns, "", error)
         self._drop_from_memory(old)
+        self._emit("index-error", path=rel, error=error)
         return len(old)
 
     def forget(self, rel: str) -> int:
@@ -196,6 +210,7 @@ class Index:
         self._delete_points(old)
         self.manifest.forget_file(rel)
         self._drop_from_memory(old)
+        self._emit("file-unindexed", path=rel)
         return len(old)
 
     def embed(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray, int]:
@@ -205,6 +220,8 @@ class Index:
         hashes = list(dict.fromkeys(c.content_hash for c in chunks))
         cached = self.manifest.cached_vectors(model, hashes)
         todo = [h for h in hashes if h not in cached]
+        self.embed_cache["hits"] += len(hashes) - len(todo)
+        self.embed_cache["misses"] += len(todo)
         if todo:
             text_of = {c.content_hash: c.text for c in chunks}
             fresh = dict(zip(todo, self.embedder.embed_passages([text_of[h] for h in todo]), strict=True))
@@ -241,6 +258,8 @@ class Index:
                 self.bm25.add(chunk.id, counts)
                 self.payloads[chunk.id] = payload
         self.manifest.set_meta("dirty", "0")
+        for f in batch:
+            self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
         return dropped
 
     def settle(self, when: float) -> None:
@@ -326,6 +345,7 @@ class Index:
         self.rebuilt = True
         if level == "rebuild":
             self.open_vectors()
+        self._emit("index-rebuilt", level=level)
 
     def load_bm25(self) -> None:
         """Restore BM25 and the payloads from the token counts stored in the manifest."""

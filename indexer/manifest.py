@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS embed_cache (
     PRIMARY KEY (model, content_hash));
 CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
 """
+# when an entry was last in a search's hits, by `vault.entries.entry_key`: usage, never written into the notes
+_RECALLS = "CREATE TABLE IF NOT EXISTS recalls (entry TEXT PRIMARY KEY, last REAL NOT NULL, count INTEGER NOT NULL)"
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ class Manifest:
             self.db.executescript(_SCHEMA)
             self.set_meta("schema", SCHEMA_VERSION)
             self.created = True
+        if create:  # added after schema 1: a writer adds it to an older manifest, readers do without
+            self.db.execute(_RECALLS)
         self._ino = self._inode()
 
     def _check(self) -> None:
@@ -301,6 +305,20 @@ class Manifest:
                     "DELETE FROM embed_cache WHERE rowid IN (SELECT rowid FROM embed_cache ORDER BY used LIMIT ?)",
                     (excess,),
                 )
+
+    def record_recalls(self, entries: Iterable[str], when: float) -> None:
+        rows = [(e, when) for e in dict.fromkeys(entries)]
+        if rows:
+            with self._transaction():
+                self.db.executemany("INSERT INTO recalls VALUES (?, ?, 1) ON CONFLICT(entry) DO UPDATE SET "
+                                    "last=excluded.last, count=count+1", rows)  # fmt: skip
+
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        """Entry key -> (last recalled, times), {} for a manifest no writer has opened since recalls began."""
+        try:
+            return {e: (last, n) for e, last, n in self.db.execute("SELECT entry, last, count FROM recalls")}
+        except sqlite3.OperationalError:
+            return {}
 
     def drop_unused_cache(self) -> int:
         """Forget every cached vector no chunk uses now: after a purge, the removed text's vector."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -22,17 +23,21 @@ from vault.scan import GitIgnore
 class PendingPaths:
     """Paths waiting for their debounce window to pass; thread-safe."""
 
-    def __init__(self, debounce: float = DEBOUNCE_S) -> None:
+    def __init__(self, debounce: float = DEBOUNCE_S, on_change: Callable[[str], None] | None = None) -> None:
         self.debounce = debounce
         self._due: dict[str, float] = {}
         self._full_scan = False
         self._lock = threading.Lock()
         self.last_event: float | None = None
+        self.on_change = on_change  # told once per path as it starts waiting (a burst of saves is one change)
 
     def add(self, rel: str) -> None:
         with self._lock:
+            new = rel not in self._due
             self._due[rel] = time.monotonic() + self.debounce
             self.last_event = time.time()
+        if new and self.on_change is not None:
+            self.on_change(rel)
 
     def want_full_scan(self) -> None:
         """A folder moved or vanished: which notes went with it is easiest found by a scan."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,9 +96,11 @@ class Vault:
         """Filters: date_from, date_to, kind, section, tag, path; also per_doc, threshold, weights."""
         return self.search_result(query, limit=limit, mode=mode, **filters).hits
 
-    def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None) -> verbs.Listed:
-        """The vault's entries (list items with their key and tags), narrowed by section, tag and key."""
-        return self.run(verbs.ListEntries(section, tag, key))
+    def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
+                unused_since: str | None = None) -> verbs.Listed:  # fmt: skip
+        """The vault's entries (list items with their key and tags), narrowed by section, tag and key,
+        or to those no search served by the daemon has returned since a day."""
+        return self.run(verbs.ListEntries(section, tag, key, unused_since))
 
     def forget(self, key: str | None = None, match: str | None = None, purge: bool = False) -> verbs.Moved:
         """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text; `purge`
@@ -123,6 +126,16 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         return self.run(verbs.Status()).status
+
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        """The daemon's recent events (`seq`, `time`, `event`, ...) newer than `since`."""
+        return self.run(verbs.Events(since)).events
+
+    def follow(self, since: int = 0) -> Iterator[dict[str, Any]]:
+        """The daemon's events as they happen, until the loop stops; raises when no daemon runs."""
+        from memvault.daemon.client import follow
+
+        return follow(self.layout, since)
 
     def verify(self) -> list[str]:
         """Every way the index differs from the notes (empty when they agree)."""

@@ -154,6 +154,15 @@ def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
+def cmd_events(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.render import print_event
+
+    events = vault.follow(args.since) if args.follow else vault.events(args.since)
+    for event in events:
+        print_event(event, args.json, sys.stdout)
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.mcp_server import serve
 
@@ -274,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=4000, help="characters for both blocks (default 4000)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
     p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
+
+    p = add("events", cmd_events, "what the daemon saw and did: file-changed, file-indexed, memory-updated, ...")
+    p.add_argument("--follow", action="store_true", help="keep printing events as they happen (Ctrl-C stops)")
+    p.add_argument("--since", type=int, default=0, help="only events after this seq")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
 
     add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
 

@@ -73,7 +73,8 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.render import print_entries
 
     with Scopes(vault) as scopes:  # `search --tag` has no --key
-        reply = scopes.entries(args.section, args.tag, getattr(args, "key", None), args.scope)
+        reply = scopes.entries(args.section, args.tag, getattr(args, "key", None), args.scope,
+                               getattr(args, "unused_since", None))  # fmt: skip
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
@@ -182,6 +183,7 @@ def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParse
     p.add_argument("--key", help="only the entry with this key ([key:: NAME] in the item)")
     p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--unused-since", metavar="DATE", help="only entries no daemon-served search returned since")
 
     p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
     p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")

@@ -3,6 +3,7 @@ replies and functions that manage single memories. `memvault.verbs` runs them wi
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -10,13 +11,13 @@ from typing import Any, ClassVar, Protocol
 from memvault.protocol import Message, Request
 from vault.correct import correct as correct_entry
 from vault.correct import correction_place
-from vault.entries import collect
+from vault.entries import collect, entry_key
 from vault.errors import UsageError
 from vault.forget import Moved as MovedEntry
 from vault.forget import clear as clear_entries
 from vault.forget import forget as forget_entry
 from vault.forget import restore as restore_entry
-from vault.paths import Layout
+from vault.paths import Layout, parse_date
 from vault.trash import list_trashed
 
 
@@ -31,6 +32,10 @@ class EntryRuntime(Protocol):
 
     def purge(self, paths: list[str]) -> None:
         """Text was removed from these notes for good: index them now and leave no copy in the index."""
+        ...
+
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        """When each entry (`vault.entries.entry_key`) was last among the hits of a search the daemon served."""
         ...
 
 
@@ -70,8 +75,9 @@ class TrashList(Message):
 
 @dataclass(frozen=True)
 class Listed(Message):
-    """Entries as `vault.entries.Entry` fields (with `superseded_by`: where a superseded entry's
-    correction is), and how many entries carry each tag."""
+    """Entries as `vault.entries.Entry` fields, with `superseded_by` (where a superseded entry's
+    correction is), `last_recalled` and `recalled` (when and how often searches served by the daemon
+    returned it), and how many entries carry each tag."""
 
     entries: list[dict[str, Any]]
     tags: dict[str, int]
@@ -99,6 +105,11 @@ class ListEntries(Request):
     section: str | None = None
     tag: str | None = None
     key: str | None = None
+    unused_since: str | None = None  # YYYY-MM-DD: only entries no search has returned since that day
+
+    def check(self) -> None:
+        if self.unused_since is not None:
+            parse_date(self.unused_since)
 
 
 @dataclass(frozen=True)
@@ -154,8 +165,16 @@ class Correct(Request):
 # the verbs ----------------------------------------------------------------
 def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
     found = collect(rt.layout, request.section, request.tag, request.key)
-    counts = Counter(t for e in found for t in e.tags)
-    rows = [{**asdict(e), "superseded_by": correction_place(rt.layout, e)} for e in found]
+    recalls = rt.recalls()
+    rows = []
+    for e in found:
+        last, times = recalls.get(entry_key(e.text), (None, 0))
+        when = dt.datetime.fromtimestamp(last).isoformat(timespec="seconds") if last else None
+        if request.unused_since and when and when[:10] >= request.unused_since:
+            continue
+        rows.append({**asdict(e), "superseded_by": correction_place(rt.layout, e), "last_recalled": when,
+                     "recalled": times})  # fmt: skip
+    counts = Counter(t for row in rows for t in row["tags"])
     return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 
 

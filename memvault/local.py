@@ -11,6 +11,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from memvault.verbs import Indexed, Reindex
+from vault.errors import UsageError
 from vault.paths import Layout
 
 if TYPE_CHECKING:
@@ -65,6 +66,21 @@ class LocalRuntime:
             again = index.purge()
             if again:
                 reconcile(index, again)
+
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        from indexer.manifest import IndexUnavailable, Manifest
+
+        try:
+            manifest = Manifest(self.layout.state_dir / "manifest.sqlite", create=False)
+        except IndexUnavailable:
+            return {}
+        try:
+            return manifest.recalls()
+        finally:
+            manifest.close()
+
+    def events_since(self, since: int) -> list[dict[str, Any]]:
+        raise UsageError(f"no daemon serves {self.layout.root}: events come from the daemon (memvault daemon start)")
 
     def status(self) -> dict[str, Any]:
         from indexer.status import vault_status

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any, TextIO
 
 from search.hits import SearchResult
@@ -43,6 +44,17 @@ def print_trash(items: list[dict[str, Any]], out: TextIO) -> None:
     for item in items:
         text = " ".join(item["text"].split())
         out.write(f"{item['id']}  {item['origin']}:{item['line']}  {item['removed']}  {item['reason']}  {text[:80]}\n")
+
+
+def print_event(event: dict[str, Any], as_json: bool, out: TextIO) -> None:
+    """One line per event: the JSON object, or its time, name and fields for people."""
+    if as_json:
+        out.write(json.dumps(event, ensure_ascii=False) + "\n")
+    else:
+        when = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(event["time"]))
+        rest = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("seq", "time", "event"))
+        out.write(f"{event['seq']:>6} {when} {event['event']:<18} {rest}".rstrip() + "\n")
+    out.flush()
 
 
 def use_colour(stream: TextIO) -> bool:

@@ -107,12 +107,12 @@ class Scopes:
         return render([(name, vault.run(Context(query))) for name, vault in self.read(scope)], budget)
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                scope: str = "all") -> verbs.Listed:  # fmt: skip
+                scope: str = "all", unused_since: str | None = None) -> verbs.Listed:  # fmt: skip
         """Every vault's entries of the scope, each with its `scope`, and the tag counts summed."""
         rows: list[dict[str, Any]] = []
         counts: Counter[str] = Counter()
         for name, vault in self.read(scope):
-            listed = vault.run(verbs.ListEntries(section, tag, key))
+            listed = vault.run(verbs.ListEntries(section, tag, key, unused_since))
             rows += [{"scope": name, **row} for row in listed.entries]
             counts.update(listed.tags)
         return verbs.Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))

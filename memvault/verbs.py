@@ -53,6 +53,10 @@ class Runtime(EntryRuntime, Protocol):
 
     def verify(self) -> list[str]: ...
 
+    def events_since(self, since: int) -> list[dict[str, Any]]:
+        """The daemon's recent events newer than `since` (a seq); there are none without a daemon."""
+        ...
+
 
 # replies ------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -100,6 +104,11 @@ class Got(Message):
     end_line: int
     text: str
     more: bool = False
+
+
+@dataclass(frozen=True)
+class EventList(Message):
+    events: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -184,6 +193,15 @@ class Get(Request):
     def check(self) -> None:
         if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
             raise UsageError("lines are 1-based, and the end is not before the start")
+
+
+@dataclass(frozen=True)
+class Events(Request):
+    """The daemon's last events (at most 1,000) newer than `since`; `{"op": "subscribe"}` streams them."""
+
+    op: ClassVar[str] = "events"
+    reply: ClassVar[type] = EventList
+    since: int = 0
 
 
 @dataclass(frozen=True)
@@ -273,6 +291,10 @@ def get(rt: Runtime, request: Get) -> Got:
     return Got(rel, start, end, text, end < len(lines) and request.end_line is None and request.section is None)
 
 
+def events(rt: Runtime, request: Events) -> EventList:
+    return EventList(rt.events_since(request.since))
+
+
 def verify(rt: Runtime, request: Verify) -> Verified:
     return Verified(rt.verify())
 
@@ -283,7 +305,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    Search: search, Context: context_verb, Get: get, **ENTRY_HANDLERS,
+    Search: search, Context: context_verb, Get: get, Events: events, **ENTRY_HANDLERS,
 }  # fmt: skip
 
 

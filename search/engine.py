@@ -40,10 +40,12 @@ class Searcher:
         self.reason = reason
         # agents repeat queries and batches ask one query in several modes: embed each once
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_cache = {"hits": 0, "misses": 0}
 
     def _embed_query(self, query: str) -> np.ndarray:
         assert self.index is not None
         vector = self._query_vectors.pop(query, None)
+        self.query_cache["hits" if vector is not None else "misses"] += 1
         if vector is None:
             vector = self.index.embedder.embed_query(query)
         self._query_vectors[query] = vector

@@ -20,6 +20,7 @@ overview counters are not entries.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,6 +82,16 @@ def normalise(text: str) -> str:
 def _saved_on(text: str) -> str | None:
     found = SAVED.search(text)
     return found.group(1) if found else None
+
+
+def entry_key(text: str) -> str:
+    """What identifies an entry across edits elsewhere in its note: its normalised text, hashed."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:16]
+
+
+def entries_in(text: str) -> list[Entry]:
+    """The entries of a piece of note text (a chunk, a hit): list items and their continuation lines."""
+    return list(iter_entries(parse_note("chunk.md", text)))
 
 
 def field_in(text: str, name: str) -> str | None:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from memvault.daemon.files import read_pid, socket_path
@@ -77,6 +78,22 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def follow(layout: Layout, since: int = 0) -> Iterator[dict[str, Any]]:
+    """The daemon's events as they happen (after those newer than `since` it still keeps), until
+    the caller stops iterating or the daemon goes away."""
+    try:
+        conn = Connection(layout)
+    except OSError:
+        raise DaemonError(f"no daemon serves {layout.root}: start one (memvault daemon start)") from None
+    with conn:
+        first = conn.call({"op": "subscribe", "since": since}, timeout=PING_TIMEOUT_S)
+        if not first or not first.get("ok"):
+            raise DaemonError(str((first or {}).get("error") or "the daemon refused the subscription"))
+        conn.sock.settimeout(None)
+        for line in conn.reader:
+            yield json.loads(line)
 
 
 def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[str, Any] | None:

@@ -15,12 +15,14 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import signal
 import socketserver
 import threading
 import time
 from typing import Any
 
+from indexer.embedders import relevance_floor
 from indexer.index import IndexConfig
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
@@ -28,12 +30,14 @@ from indexer.status import vault_status
 from indexer.verify import disagreements
 from indexer.watcher import PendingPaths, Watcher
 from memvault import verbs
+from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
 from memvault.protocol import error_json, parse_request
 from search.engine import Searcher
 from search.hits import SearchResult
 from search.options import SearchOptions
 from vault.config import DEBOUNCE_S, RESCAN_S
+from vault.entries import entries_in, entry_key
 from vault.errors import MemvaultError, UsageError
 from vault.paths import Layout
 
@@ -66,7 +70,37 @@ class _Handler(socketserver.StreamRequestHandler):
                 return
             if not line.strip():
                 continue
+            if b'"subscribe"' in line and _op(line) == "subscribe":
+                self._stream(line)
+                return
             self._reply(self.server.daemon_ref.dispatch(line))
+
+    def _stream(self, line: bytes) -> None:
+        """A subscriber: its backlog (events newer than `since`), then each event as it happens."""
+        try:
+            since = int(json.loads(line).get("since") or 0)
+        except (ValueError, TypeError):
+            self._reply({"ok": False, "error": 'a subscription is {"op": "subscribe", "since": SEQ}'})
+            return
+        daemon = self.server.daemon_ref
+        sub = daemon.events.subscribe()
+        try:
+            self._reply({"ok": True, "subscribed": True})
+            for event in daemon.events.recent(since) if since else ():
+                self._reply(event)
+            while not daemon.stopping.is_set():
+                try:
+                    event = sub.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                self.wfile.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
+                self.wfile.flush()
+                if event["event"] == "overflow":
+                    return
+        except OSError:
+            return  # the subscriber left
+        finally:
+            daemon.events.unsubscribe(sub)
 
     def _read_line(self) -> bytes | None:
         """One request line, None if the client stalled inside it: the wait for its first byte is
@@ -86,6 +120,14 @@ class _Handler(socketserver.StreamRequestHandler):
         with contextlib.suppress(OSError):
             self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
             self.wfile.flush()
+
+
+def _op(line: bytes) -> Any:
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return request.get("op") if isinstance(request, dict) else None
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -130,10 +172,13 @@ class Daemon:
     ) -> None:
         self.layout = layout
         self.rescan_every = rescan_every
+        self.events = EventBus()
+        self.usage = Usage()
         self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
+        self.index.listener = self._indexed
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
         self.lock = threading.RLock()
-        self.pending = PendingPaths(debounce)
+        self.pending = PendingPaths(debounce, on_change=lambda rel: self.events.publish("file-changed", path=rel))
         self.stopping = threading.Event()
         self.started = time.time()
         self.last_reconcile: float | None = None
@@ -172,16 +217,43 @@ class Daemon:
                 return {}
         return stats.as_dict()
 
+    def _indexed(self, event: str, **data: Any) -> None:
+        """The index's events, and what they mean for a daily note or MEMORY.md."""
+        self.events.publish(event, **data)
+        path = str(data.get("path", ""))
+        if event == "file-indexed" and path == self.layout.relative(self.layout.memory_md):
+            self.events.publish("memory-updated", path=path)
+        elif event == "file-indexed" and path.startswith("daily/"):
+            self.events.publish("daily-note-updated", path=path, date=path.removeprefix("daily/").removesuffix(".md"))
+
     # the runtime the verbs run in ---------------------------------------
     def written(self, paths: list[str]) -> bool:
+        for rel in paths:  # a change like any other (its watcher event, if still to come, is the same change)
+            self.pending.add(rel)
         self.sync(paths)
         return True
 
+    def events_since(self, since: int) -> list[dict[str, Any]]:
+        return self.events.recent(since)
+
     def search(self, query: str, options: SearchOptions) -> SearchResult:
-        """Paths still inside their debounce window are indexed first."""
+        """Paths still inside their debounce window are indexed first; each entry in the relevant hits
+        (a keyword match, or a cosine at the model's floor) is recorded as recalled now (`list
+        --unused-since`)."""
+        started = time.perf_counter()
         self.sync()
         with self.lock:
-            return self.engine.search(query, options)
+            result = self.engine.search(query, options)
+            if result.source != "substring" and self.index.writable:
+                floor = relevance_floor(self.index.embedder.name)  # a hit that only filled the list is no recall
+                relevant = [h for h in result.hits if "bm25" in h.ranks or h.scores.get("vector", -1.0) >= floor]
+                self.index.recalled([entry_key(e.text) for h in relevant for e in entries_in(h.text)], time.time())
+        self.usage.searched(time.perf_counter() - started)
+        return result
+
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        with self.lock:
+            return self.index.recalls()
 
     def reindex(self, request: verbs.Reindex) -> verbs.Indexed:
         if request.changes_setup:
@@ -215,6 +287,7 @@ class Daemon:
             watcher_alive=bool(self.watcher and self.watcher.observer.is_alive()),
             watcher_restarts=self.watcher.restarts if self.watcher else 0,
             errors=self.errors[-20:],
+            usage=self.usage.as_dict(query_cache=self.engine.query_cache, embed_cache=self.index.embed_cache),
         )
         return status
 
@@ -247,6 +320,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stopping.set())
         self.watcher = Watcher(self.layout, self.pending)  # watch first: no edit falls between scan and watch
+        self.events.publish("watcher-started", root=str(self.layout.root))
         self.server = self._bind()
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
         fd = os.open(pid_path(self.layout), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -263,6 +337,8 @@ class Daemon:
         while not self.stopping.wait(0.2):
             try:
                 if self.watcher and self.watcher.ensure_alive():
+                    self.events.publish("watcher-stopped", reason="died")
+                    self.events.publish("watcher-started", root=str(self.layout.root), restart=True)
                     self._error("file watcher died and was restarted; rescanning")
                     log.warning("file watcher died and was restarted")
                 due_full = self.last_reconcile is None or time.time() - self.last_reconcile >= self.rescan_every
@@ -289,6 +365,7 @@ class Daemon:
             self.server.server_close()
         if self.watcher is not None:
             self.watcher.stop()
+            self.events.publish("watcher-stopped", reason="shutdown")
         with self.lock:
             try:
                 self.index.close()

@@ -1,0 +1,81 @@
+"""What the daemon saw and did, as events: kept in a ring for `memvault events`, and streamed as JSON
+lines to socket subscribers (`{"op": "subscribe"}`); and what it served, as usage figures for `status`.
+
+Each event is `{"seq", "time", "event", ...}`; `event` is one of `EVENTS`. A subscriber that falls
+1,000 events behind is cut off with an `overflow` event rather than letting the daemon's memory grow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from collections import deque
+from typing import Any
+
+EVENTS = (
+    "file-changed", "file-indexed", "file-unindexed", "index-error", "index-rebuilt",
+    "daily-note-updated", "memory-updated", "watcher-started", "watcher-stopped",
+)  # fmt: skip
+KEEP = 1000
+BEHIND = 1000
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._seq = itertools.count(1)
+        self._recent: deque[dict[str, Any]] = deque(maxlen=KEEP)
+        self._subscribers: list[queue.Queue[dict[str, Any]]] = []
+        self._lock = threading.Lock()
+
+    def publish(self, event: str, **data: Any) -> None:
+        with self._lock:
+            item = {"seq": next(self._seq), "time": round(time.time(), 3), "event": event, **data}
+            self._recent.append(item)
+            for sub in list(self._subscribers):
+                try:
+                    sub.put_nowait(item)
+                except queue.Full:
+                    self._subscribers.remove(sub)
+                    sub.queue.clear()
+                    sub.put_nowait({"seq": item["seq"], "time": item["time"], "event": "overflow"})
+
+    def recent(self, since: int = 0) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e for e in self._recent if e["seq"] > since]
+
+    def subscribe(self) -> queue.Queue[dict[str, Any]]:
+        sub: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=BEHIND)
+        with self._lock:
+            self._subscribers.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: queue.Queue[dict[str, Any]]) -> None:
+        with self._lock:
+            if sub in self._subscribers:
+                self._subscribers.remove(sub)
+
+
+class Usage:
+    """Searches served since the daemon started and their latency (the last 10,000, for percentiles)."""
+
+    def __init__(self) -> None:
+        self.searches = 0
+        self._seconds: deque[float] = deque(maxlen=10_000)
+        self._lock = threading.Lock()
+
+    def searched(self, seconds: float) -> None:
+        with self._lock:
+            self.searches += 1
+            self._seconds.append(seconds)
+
+    def as_dict(self, **caches: dict[str, int]) -> dict[str, Any]:
+        with self._lock:
+            ordered = sorted(self._seconds)
+
+        def at(q: float) -> float | None:
+            return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else None
+
+        latency = {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": at(1.0)}
+        return {"searches": self.searches, "search_ms": latency, **{k: dict(v) for k, v in caches.items()}}
