@@ -36,7 +36,8 @@ def test_concurrent_writers_lose_nothing(layout, cli):
     for w in range(WRITERS):
         for i in range(EACH):
             target, word = (memory, "fact") if i % 2 else (daily, "note")
-            assert target.count(f"{word} w{w} n{i}\n") == 1
+            ending = f" <!-- saved {dt.date.today().isoformat()} -->\n" if i % 2 else "\n"  # MEMORY.md's day
+            assert target.count(f"{word} w{w} n{i}{ending}") == 1
     assert {s.title: s.items for s in list_sections(layout)}["并发"] == WRITERS * EACH // 2
     counter = f"- 对话：{WRITERS * EACH // 2}\n"
     assert counter in daily

@@ -93,8 +93,9 @@ def _run(layout: Layout, writers: int, each: int) -> None:
     editor_text = editor_note.read_text(encoding="utf-8")
     for w in range(writers):
         for i in range(each):
-            target = memory if i % 2 else daily
-            assert target.count(f"{_entry(w, i)}\n") == 1, (w, i)
+            target = memory if i % 2 else daily  # a MEMORY.md entry ends with the day memvault saved it
+            ending = f" <!-- saved {dt.date.today().isoformat()} -->\n" if i % 2 else "\n"
+            assert target.count(f"{_entry(w, i)}{ending}") == 1, (w, i)
     assert all(editor_text.count(f"- editor line {k}\n") == 1 for k in range(each))
     assert {s.title: s.items for s in list_sections(layout)}["并发"] == writers * (each // 2)
     for path in (layout.daily_note(dt.date.today()), layout.memory_md, editor_note):
