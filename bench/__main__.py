@@ -1,5 +1,5 @@
-"""`python -m bench quality [--sets a,b] [--quick [N]]`, `python -m bench speed [--quick] [...]` and
-`python -m bench matrix [...]`;
+"""`python -m bench quality [--sets a,b] [--quick [N]]`, `python -m bench speed [--quick] [...]`,
+`python -m bench matrix [...]` and `python -m bench recall [--quick [N]] [...]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--modes", default="bm25,vector,hybrid,substring")
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
+    sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -35,11 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         from bench import quality as module
 
         report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
-    else:  # speed and matrix parse their own flags
+    else:  # speed, matrix and recall parse their own flags
         module = importlib.import_module(f"bench.{args.what}")
         report = module.main(rest)
     report["machine"] = machine
-    (RESULTS / f"{args.what}-{stamp}.json").write_text(json.dumps(report, indent=2))
+    name = "recall.json" if args.what == "recall" else f"{args.what}-{stamp}.json"
+    (RESULTS / name).write_text(json.dumps(report, indent=2))
     print(module.table(report))
     return 0
 

@@ -9,9 +9,10 @@
   500 characters count), each item with its source as `path#Lstart-Lend`, leaving out what the
   stable block already says, in the rest of the budget.
 
-Recall is a cascade, and the answer names the tier that answered. `dense` means dense hits at or
-above the model's relevance floor, when at least 3 pass. `keyword` means BM25 hits when at least 2
-match. `recent` means too little was found: the few hits the first two tiers did find, then the
+Recall is a cascade, and the answer names the tier that answered. `dense` means hybrid hits
+(ranked by fusion, which measured best) whose cosine to the query reaches the model's relevance
+floor, when at least 3 pass. `keyword` means BM25 hits, when at least 2 hold two of the query's
+words or more. `recent` means too little was found: the few hits the first two tiers did find, then the
 newest daily entries, so the agent sees what happened last.
 """
 
@@ -23,6 +24,7 @@ from typing import Any, ClassVar, Protocol
 from memvault.protocol import Message, Request
 from search.hits import Hit, SearchResult
 from search.options import SearchOptions, build_options
+from search.snippet import match_terms
 from vault.correct import correction_of
 from vault.entries import vault_entries
 from vault.errors import UsageError
@@ -35,6 +37,7 @@ QUERY_CHARS = 500
 RECALL_ITEMS = 12
 DENSE_AT_LEAST = 3
 KEYWORD_AT_LEAST = 2
+KEYWORD_TERMS = 2  # distinct query words a keyword hit must hold
 DEFAULT_BUDGET = 4000
 
 
@@ -95,16 +98,23 @@ def _items(hits: list[Hit]) -> list[dict[str, Any]]:
             for h in hits]  # fmt: skip
 
 
+def _matching(result: SearchResult) -> list[Hit]:
+    """Keyword hits that hold at least two of the query's distinct words (one, for a one-word
+    query): a single common word shared with a note is no sign it is relevant."""
+    terms = match_terms(result.terms)
+    need = min(KEYWORD_TERMS, len(terms))
+    return [h for h in result.hits if need and sum(t in (h.text or h.snippet).lower() for t in terms) >= need]
+
+
 def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
-    """The cascade: dense hits over the floor, else keyword hits, else the newest daily entries,
-    after the few hits the first two tiers did find (too few to answer, too good to drop)."""
+    """The cascade: hybrid hits that reach the dense floor, else keyword hits, else the newest daily
+    entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
     q = query.strip()[-QUERY_CHARS:]
-    dense = rt.search(q, build_options(mode="vector", limit=RECALL_ITEMS, min_similarity="auto"))
-    dense_hits = dense.hits if dense.source == "vector" else []
+    dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto"))
+    dense_hits = dense.hits if dense.floor is not None else []
     if len(dense_hits) >= DENSE_AT_LEAST:
         return "dense", _items(dense_hits)
-    keyword = rt.search(q, build_options(mode="bm25", limit=RECALL_ITEMS))
-    keyword_hits = [h for h in keyword.hits if h.score > 0]
+    keyword_hits = _matching(rt.search(q, build_options(mode="bm25", limit=RECALL_ITEMS)))
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
         return "keyword", _items(keyword_hits)
     found = _items([*dense_hits, *keyword_hits])
