@@ -8,6 +8,7 @@ recoverable after a crash.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
 import time
@@ -19,13 +20,16 @@ from indexer.filters import payload_for
 from indexer.index import FileChunks, Index
 from indexer.opening import recover
 from indexer.vectors import StoreError, StoreLocked
+from vault.catalog import sync as sync_catalog
 from vault.chunking import chunk_note
+from vault.days import summary_problem
 from vault.errors import NoteReadError
 from vault.fileio import read_note
 from vault.notes import parse_note
 from vault.scan import FileEntry, scan_vault, stat_entry
 
 BATCH_CHUNKS = 256
+_DAY = re.compile(r"^daily/\d{4}-\d{2}-\d{2}\.md$")
 
 
 @dataclass
@@ -59,6 +63,7 @@ class Reconciler:
         self.stats = ReconcileStats()
         self.progress = progress
         self.problems: list[str] = []
+        self.changed: set[str] = set()  # notes re-chunked or gone in this pass
 
     def run(self, paths: Iterable[str] | None = None) -> ReconcileStats:
         """Reconcile the whole vault, or only the given vault-relative paths (the watcher's case)."""
@@ -76,6 +81,7 @@ class Reconciler:
         self.stats.files_scanned = len(entries)
         for rel in vanished:
             self.stats.chunks_deleted += self.index.forget(rel)
+        self.changed.update(vanished)
         batch: list[FileChunks] = []
         for entry in self._progress(entries):
             parsed = self._check(entry, known.get(entry.rel))
@@ -88,6 +94,8 @@ class Reconciler:
         if batch:
             self._apply(batch)
         self.index.settle(time.time())
+        if self.index.writable:  # the derived catalog follows the days' summaries (it reads what changed)
+            self.problems += sync_catalog(self.index.layout, self.changed_years)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -120,8 +128,9 @@ class Reconciler:
             self.index.touch(entry.rel, entry.size, entry.mtime_ns)
             return None
         note = parse_note(entry.rel, text)
-        if note.problem:
-            self.problems.append(note.problem)
+        for problem in (note.problem, summary_problem(note)):
+            if problem:
+                self.problems.append(problem)
         chunks = chunk_note(note)
         return FileChunks(entry.rel, sha, entry.size, entry.mtime_ns, chunks, [payload_for(note, c) for c in chunks])
 
@@ -129,7 +138,12 @@ class Reconciler:
         self.stats.chunks_deleted += self.index.fail(entry.rel, entry.size, entry.mtime_ns, error)
         self.problems.append(error)
 
+    @property
+    def changed_years(self) -> set[int]:
+        return {int(rel[6:10]) for rel in self.changed if _DAY.match(rel)}
+
     def _apply(self, batch: list[FileChunks]) -> None:
+        self.changed.update(f.rel for f in batch)
         vectors, embedded = self.index.embed([c for f in batch for c in f.chunks])
         self.stats.chunks_embedded += embedded
         self.stats.chunks_deleted += self.index.apply(batch, vectors)

@@ -6,8 +6,10 @@ import contextlib
 import datetime as dt
 import os
 import sqlite3
+from dataclasses import asdict
 from typing import Any
 
+from vault.days import figures, read_day
 from vault.paths import Layout
 from vault.scan import scan_vault
 
@@ -67,4 +69,12 @@ def vault_status(layout: Layout) -> dict[str, Any]:
         "last_reconcile": dt.datetime.fromtimestamp(float(last), dt.UTC).isoformat(timespec="seconds")
         if last
         else None,
+        "today": _today(layout),
     }
+
+
+def _today(layout: Layout) -> dict[str, Any] | None:
+    """Today's daily note in figures (as `memvault recent` gives them), or None before its first entry."""
+    path = layout.daily_note(dt.date.today())
+    note = read_day(layout, path) if path.is_file() else None
+    return asdict(figures(note)) if note is not None else None

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from memvault import verbs
 from memvault.api import Vault
+from memvault.cli_days import add_day_commands
 from memvault.cli_entries import Handler, add_entry_commands, cmd_list, read_text_arg
 from memvault.scopes import READ_SCOPES, Scopes
 from search.fusion import WEIGHTS
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", choices=LANGS, default="zh", help="section names in Chinese or English")
 
     add_entry_commands(add)
+    add_day_commands(add)
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")

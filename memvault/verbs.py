@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 from memvault.context import Context, Contexted  # noqa: F401  (re-exported)
 from memvault.context import context as context_verb
+from memvault.day_verbs import DAY_HANDLERS, Catalog, Recent, Retention, Summary  # noqa: F401  (re-exported)
 from memvault.entry_verbs import (  # noqa: F401  (re-exported: `verbs.Forget` and the rest)
     ENTRY_HANDLERS,
     Clear,
@@ -305,7 +306,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    Search: search, Context: context_verb, Get: get, Events: events, **ENTRY_HANDLERS,
+    Search: search, Context: context_verb, Get: get, Events: events, **ENTRY_HANDLERS, **DAY_HANDLERS,
 }  # fmt: skip
 
 

@@ -15,7 +15,7 @@ def test_first_note_creates_template_then_appends(layout):
     append_daily(layout, "second entry\nwith two lines", now=NOON)
     text = path.read_text(encoding="utf-8")
     assert path == layout.root / "daily" / "2026-03-04.md"
-    assert text.startswith("# 2026-03-04 工作日志\n")
+    assert text.startswith("---\ndate: 2026-03-04\n---\n# 2026-03-04 工作日志\n")  # frontmatter: its date
     assert "- 对话：2\n" in text
     conv = text.split("## 对话记录\n", 1)[1].split("## ", 1)[0]
     assert conv == "\n- 12:30 第一条\n- 12:30 second entry\n  with two lines\n\n"

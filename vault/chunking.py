@@ -6,7 +6,8 @@ about 1.3. Long sections split at paragraph, then line, then sentence
 boundaries, with the last small piece of one chunk repeated at the start of
 the next so a fact on a boundary is not cut in half. An entry marked
 `[superseded:: DAY]` is a chunk of its own, so search can rank it below its
-correction without moving the entries around it.
+correction without moving the entries around it. A daily note's frontmatter
+summary (`index`) is a chunk too.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vault.cjk import CJK_WIDE
+from vault.days import SUMMARY_KEY, summary_of
 from vault.entries import ITEM, field_in
 from vault.model import Chunk, Note
 from vault.sections import iter_headings, outside_fences
 
-VERSION = "c2"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c3"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
@@ -212,6 +214,11 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
     lines = [line.rstrip() for line in body.split("\n")]
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
+    summary = summary_of(note)
+    if summary:  # the day's one-line summary: a unit of its own, pointing at the frontmatter that holds it
+        heading = (SUMMARY_KEY,)
+        chunks.append(Chunk(chunk_id(note.path, heading, 0), note.path, heading, 1, max(1, note.body_line - 1),
+                            summary, content_hash(summary), SUMMARY_KEY))  # fmt: skip
     for levels, start, end in _sections(lines):
         heading = tuple(title for _, title in levels)
         section = next((t for lv, t in levels if lv == 2), heading[0] if heading else "")

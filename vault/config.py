@@ -36,6 +36,7 @@ FILE_KEYS: dict[str, type] = {
     "collection": str,
     "debounce": float,
     "rescan": float,
+    "retention_days": int,
 }
 
 
@@ -61,6 +62,7 @@ class Settings:
     cache_dir: Path = field(default_factory=default_cache_dir)
     debounce: float = DEBOUNCE_S
     rescan: float = RESCAN_S
+    retention_days: int | None = None  # opt-in: daily notes older than this move to the trash
 
 
 def _given(value: Any) -> bool:
@@ -93,6 +95,9 @@ def read_file(path: Path) -> dict[str, Any]:
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise UsageError(f"{path}: {key} must be a positive number of seconds, not {value!r}")
             value = float(value)
+        elif wanted is int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"{path}: {key} must be a whole number of days, 1 or more, not {value!r}")
         elif not isinstance(value, str):
             raise UsageError(f"{path}: {key} must be a string, not {type(value).__name__}")
         out[key] = value

@@ -33,11 +33,13 @@ def memory_template(lang: str) -> str:
 
 
 def daily_template(day: dt.date, lang: str) -> str:
+    """A new daily note: frontmatter with its `date` (and, once `summary` sets it, its `index`)."""
     title = f"{day.isoformat()} 工作日志" if lang == "zh" else f"{day.isoformat()} Daily Log"
     sep = "：" if lang == "zh" else ": "
     counters = "".join(f"- {spec[lang][1]}{sep}0\n" for spec in DAILY_SECTIONS.values())
     sections = "".join(f"## {spec[lang][0]}\n\n" for spec in DAILY_SECTIONS.values())
-    return f"# {title}\n\n## {OVERVIEW[lang]}\n\n{counters}\n{sections}".rstrip("\n") + "\n"
+    head = f"---\ndate: {day.isoformat()}\n---\n"
+    return f"{head}# {title}\n\n## {OVERVIEW[lang]}\n\n{counters}\n{sections}".rstrip("\n") + "\n"
 
 
 def detect_lang(text: str | None) -> str:

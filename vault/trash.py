@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
     stamp = stamp or dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
     target = layout.trash_dir / f"{layout.relative(path)}.{stamp}.bak"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(path, target)
+    atomic_write(target, path.read_bytes())  # synced: the original may be replaced or removed next
     return target
 
 

@@ -12,12 +12,11 @@ do their file work outside it.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import logging
 import os
-import queue
 import signal
-import socketserver
 import threading
 import time
 from typing import Any
@@ -32,131 +31,18 @@ from indexer.watcher import PendingPaths, Watcher
 from memvault import verbs
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
+from memvault.daemon.transport import MAX_CLIENTS, Handler, Server
 from memvault.protocol import error_json, parse_request
 from search.engine import Searcher
 from search.hits import SearchResult
 from search.options import SearchOptions
-from vault.config import DEBOUNCE_S, RESCAN_S
+from vault.config import DEBOUNCE_S, RESCAN_S, load_settings
 from vault.entries import entries_in, entry_key
 from vault.errors import MemvaultError, UsageError
 from vault.paths import Layout
+from vault.retention import retention
 
-MAX_REQUEST_BYTES = 1 << 20
-CLIENT_IDLE_S = 30.0
-PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
-MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
 log = logging.getLogger("memvault.daemon")
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    """One connection: any number of request lines, each answered by one reply line."""
-
-    server: _Server
-
-    def handle(self) -> None:
-        self.connection.settimeout(CLIENT_IDLE_S)  # a client that stops mid-line cannot pin a thread
-        while True:
-            try:
-                line = self._read_line()
-            except (TimeoutError, OSError):
-                return
-            if line is None:
-                self._reply({"ok": False, "error": f"incomplete request: no end of line within {PARTIAL_LINE_S:.0f}s"})
-                return
-            if not line:
-                return
-            if len(line) > MAX_REQUEST_BYTES:
-                self._reply({"ok": False, "error": f"request over {MAX_REQUEST_BYTES} bytes"})
-                return
-            if not line.strip():
-                continue
-            if b'"subscribe"' in line and _op(line) == "subscribe":
-                self._stream(line)
-                return
-            self._reply(self.server.daemon_ref.dispatch(line))
-
-    def _stream(self, line: bytes) -> None:
-        """A subscriber: its backlog (events newer than `since`), then each event as it happens."""
-        try:
-            since = int(json.loads(line).get("since") or 0)
-        except (ValueError, TypeError):
-            self._reply({"ok": False, "error": 'a subscription is {"op": "subscribe", "since": SEQ}'})
-            return
-        daemon = self.server.daemon_ref
-        sub = daemon.events.subscribe()
-        try:
-            self._reply({"ok": True, "subscribed": True})
-            for event in daemon.events.recent(since) if since else ():
-                self._reply(event)
-            while not daemon.stopping.is_set():
-                try:
-                    event = sub.get(timeout=0.5)
-                except queue.Empty:
-                    continue
-                self.wfile.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
-                self.wfile.flush()
-                if event["event"] == "overflow":
-                    return
-        except OSError:
-            return  # the subscriber left
-        finally:
-            daemon.events.unsubscribe(sub)
-
-    def _read_line(self) -> bytes | None:
-        """One request line, None if the client stalled inside it: the wait for its first byte is
-        the idle timeout, the wait for each later byte the shorter partial-line one."""
-        first = self.rfile.read(1)
-        if not first or first == b"\n":
-            return first
-        self.connection.settimeout(PARTIAL_LINE_S)
-        try:
-            return first + self.rfile.readline(MAX_REQUEST_BYTES)
-        except TimeoutError:
-            return None
-        finally:
-            self.connection.settimeout(CLIENT_IDLE_S)
-
-    def _reply(self, reply: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
-            self.wfile.flush()
-
-
-def _op(line: bytes) -> Any:
-    try:
-        request = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return request.get("op") if isinstance(request, dict) else None
-
-
-class _Server(socketserver.ThreadingUnixStreamServer):
-    """One thread per connection, at most `MAX_CLIENTS` at once: a flood of connections gets a
-    one-line "busy" refusal each instead of a thread and a buffer each, so memory stays bounded."""
-
-    daemon_threads = True
-    request_queue_size = 128  # the listen backlog: at the default 5, a burst of clients fails to connect at all
-    daemon_ref: Daemon
-    slots: threading.BoundedSemaphore
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            refusal = {"ok": False, "busy": True, "error": f"busy: {MAX_CLIENTS} connections already open; retry"}
-            with contextlib.suppress(OSError):
-                request.sendall(json.dumps(refusal).encode() + b"\n")
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
 
 
 class Daemon:
@@ -174,6 +60,7 @@ class Daemon:
         self.rescan_every = rescan_every
         self.events = EventBus()
         self.usage = Usage()
+        self.retention_day: dt.date | None = None
         self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
         self.index.listener = self._indexed
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
@@ -184,7 +71,7 @@ class Daemon:
         self.last_reconcile: float | None = None
         self.errors: list[str] = []
         self.watcher: Watcher | None = None
-        self.server: _Server | None = None
+        self.server: Server | None = None
 
     # requests -----------------------------------------------------------
     def dispatch(self, line: bytes) -> dict[str, Any]:
@@ -301,13 +188,13 @@ class Daemon:
         del self.errors[:-100]
 
     # lifecycle ----------------------------------------------------------
-    def _bind(self) -> _Server:
+    def _bind(self) -> Server:
         path = socket_path(self.layout)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # we hold the index lock, so any socket file here is a dead daemon's
         old_umask = os.umask(0o177)
         try:
-            server = _Server(str(path), _Handler)
+            server = Server(str(path), Handler)
         finally:
             os.umask(old_umask)
         os.chmod(path, 0o600)
@@ -341,6 +228,7 @@ class Daemon:
                     self.events.publish("watcher-started", root=str(self.layout.root), restart=True)
                     self._error("file watcher died and was restarted; rescanning")
                     log.warning("file watcher died and was restarted")
+                self._daily_retention()
                 due_full = self.last_reconcile is None or time.time() - self.last_reconcile >= self.rescan_every
                 ready, full = self.pending.take()
                 if full or due_full:
@@ -352,6 +240,20 @@ class Daemon:
             except Exception as exc:
                 log.exception("reconcile failed")
                 self._error(f"reconcile failed: {type(exc).__name__}: {exc}")
+
+    def _daily_retention(self) -> None:
+        """Once a day, when the vault sets `retention_days`: old daily notes with a summary to the trash."""
+        today = dt.date.today()
+        if self.retention_day == today:
+            return
+        self.retention_day = today
+        days = load_settings(self.layout.root).retention_days
+        if days:
+            done = retention(self.layout, days, apply=True)
+            for rel in done.moved:
+                self.pending.add(rel)
+            log.info("retention (%d days): moved %d daily notes to the trash, kept %d without a summary",
+                     days, len(done.moved), len(done.kept))  # fmt: skip
 
     def _reconcile_all(self) -> None:
         with self.lock:

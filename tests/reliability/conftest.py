@@ -100,11 +100,12 @@ def disagreements(layout: Layout) -> list[str]:
 
 
 def snapshot(layout: Layout) -> dict[str, bytes]:
-    """Every file outside memvault's own folders, by vault-relative path, with its bytes."""
+    """Every file outside memvault's own folders (its state, the trash, the derived catalog), by
+    vault-relative path, with its bytes."""
     out = {}
     for path in sorted(layout.root.rglob("*")):
         rel = path.relative_to(layout.root).as_posix()
-        if rel.split("/")[0] in (".memvault", ".trash") or path.is_symlink() or not path.is_file():
+        if rel.split("/")[0] in (".memvault", ".trash", "catalog") or path.is_symlink() or not path.is_file():
             continue
         out[rel] = path.read_bytes()
     return out

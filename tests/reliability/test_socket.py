@@ -17,7 +17,7 @@ import pytest
 
 from memvault.daemon.client import Connection
 from memvault.daemon.files import socket_path
-from memvault.daemon.server import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
+from memvault.daemon.transport import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
 from tests.reliability.conftest import ask, run_cli, running_daemon, tally, wait_for
 from vault.paths import Layout
 

@@ -1,0 +1,131 @@
+"""The daemon's socket: a Unix stream server, one thread per connection, JSON lines in and out.
+
+A request line goes to the daemon's `dispatch`; a `subscribe` line turns the connection into a
+stream of events. Limits keep a hostile or broken client from pinning threads or memory: the line
+size, an idle and a partial-line timeout, and the number of connections open at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import socketserver
+import threading
+from typing import Any
+
+MAX_REQUEST_BYTES = 1 << 20
+CLIENT_IDLE_S = 30.0
+PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
+MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
+
+
+class Handler(socketserver.StreamRequestHandler):
+    """One connection: any number of request lines, each answered by one reply line."""
+
+    server: Server
+
+    def handle(self) -> None:
+        self.connection.settimeout(CLIENT_IDLE_S)  # a client that stops mid-line cannot pin a thread
+        while True:
+            try:
+                line = self._read_line()
+            except (TimeoutError, OSError):
+                return
+            if line is None:
+                self._reply({"ok": False, "error": f"incomplete request: no end of line within {PARTIAL_LINE_S:.0f}s"})
+                return
+            if not line:
+                return
+            if len(line) > MAX_REQUEST_BYTES:
+                self._reply({"ok": False, "error": f"request over {MAX_REQUEST_BYTES} bytes"})
+                return
+            if not line.strip():
+                continue
+            if b'"subscribe"' in line and _op(line) == "subscribe":
+                self._stream(line)
+                return
+            self._reply(self.server.daemon_ref.dispatch(line))
+
+    def _stream(self, line: bytes) -> None:
+        """A subscriber: its backlog (events newer than `since`), then each event as it happens."""
+        try:
+            since = int(json.loads(line).get("since") or 0)
+        except (ValueError, TypeError):
+            self._reply({"ok": False, "error": 'a subscription is {"op": "subscribe", "since": SEQ}'})
+            return
+        daemon = self.server.daemon_ref
+        sub = daemon.events.subscribe()
+        try:
+            self._reply({"ok": True, "subscribed": True})
+            for event in daemon.events.recent(since) if since else ():
+                self._reply(event)
+            while not daemon.stopping.is_set():
+                try:
+                    event = sub.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                self.wfile.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
+                self.wfile.flush()
+                if event["event"] == "overflow":
+                    return
+        except OSError:
+            return  # the subscriber left
+        finally:
+            daemon.events.unsubscribe(sub)
+
+    def _read_line(self) -> bytes | None:
+        """One request line, None if the client stalled inside it: the wait for its first byte is
+        the idle timeout, the wait for each later byte the shorter partial-line one."""
+        first = self.rfile.read(1)
+        if not first or first == b"\n":
+            return first
+        self.connection.settimeout(PARTIAL_LINE_S)
+        try:
+            return first + self.rfile.readline(MAX_REQUEST_BYTES)
+        except TimeoutError:
+            return None
+        finally:
+            self.connection.settimeout(CLIENT_IDLE_S)
+
+    def _reply(self, reply: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+            self.wfile.flush()
+
+
+def _op(line: bytes) -> Any:
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return request.get("op") if isinstance(request, dict) else None
+
+
+class Server(socketserver.ThreadingUnixStreamServer):
+    """One thread per connection, at most `MAX_CLIENTS` at once: a flood of connections gets a
+    one-line "busy" refusal each instead of a thread and a buffer each, so memory stays bounded."""
+
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: at the default 5, a burst of clients fails to connect at all
+    daemon_ref: Any  # the `Daemon`: its `dispatch`, `events` and `stopping`
+    slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            refusal = {"ok": False, "busy": True, "error": f"busy: {MAX_CLIENTS} connections already open; retry"}
+            with contextlib.suppress(OSError):
+                request.sendall(json.dumps(refusal).encode() + b"\n")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()

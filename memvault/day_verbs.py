@@ -1,0 +1,122 @@
+"""The verbs about days: a day's summary, the yearly catalog, the latest days, retention."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from memvault.protocol import Message, Request
+from vault.catalog import catalog_path, years
+from vault.catalog import sync as sync_catalog
+from vault.config import load_settings
+from vault.daily import vault_lang
+from vault.days import recent as recent_days
+from vault.days import set_summary
+from vault.errors import UsageError
+from vault.paths import Layout, parse_date
+from vault.retention import retention as run_retention
+from vault.templates import daily_template
+
+
+class DayRuntime(Protocol):
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Summarised(Message):
+    path: str
+    summary: str
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class CatalogText(Message):
+    """Each year's catalog lines (`date`, `summary`); `repaired` names files found edited by hand."""
+
+    years: dict[str, list[dict[str, str]]]
+    repaired: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RecentDays(Message):
+    days: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RetentionReply(Message):
+    days: int
+    moved: list[str]
+    kept: list[str]
+    dry_run: bool
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class Summary(Request):
+    """Set a day's one-line summary (frontmatter `index`); an explicit write, so allowed on past days."""
+
+    op: ClassVar[str] = "summary"
+    reply: ClassVar[type] = Summarised
+    text: str
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class Catalog(Request):
+    op: ClassVar[str] = "catalog"
+    reply: ClassVar[type] = CatalogText
+    year: int | None = None
+
+
+@dataclass(frozen=True)
+class Recent(Request):
+    op: ClassVar[str] = "recent"
+    reply: ClassVar[type] = RecentDays
+    count: int = 7
+
+
+@dataclass(frozen=True)
+class Retention(Request):
+    """Move daily notes older than `days` (else the vault's `retention_days`) to the trash; `apply`
+    does it, otherwise it only says what would move."""
+
+    op: ClassVar[str] = "retention"
+    reply: ClassVar[type] = RetentionReply
+    apply: bool = False
+    days: int | None = None
+
+
+def summary(rt: DayRuntime, request: Summary) -> Summarised:
+    day = parse_date(request.date) if request.date else dt.date.today()
+    path = set_summary(rt.layout, day, request.text, daily_template(day, vault_lang(rt.layout)))
+    rel = rt.layout.relative(path)
+    return Summarised(rel, request.text.strip(), rt.written([rel]))
+
+
+def catalog(rt: DayRuntime, request: Catalog) -> CatalogText:
+    repaired = sync_catalog(rt.layout, None if request.year is None else {request.year})
+    out: dict[str, list[dict[str, str]]] = {}
+    for year in [request.year] if request.year is not None else years(rt.layout):
+        path = catalog_path(rt.layout, year)
+        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+        out[str(year)] = [dict(zip(("date", "summary"), line.split("\t", 1), strict=False)) for line in lines]
+    return CatalogText(out, repaired)
+
+
+def recent(rt: DayRuntime, request: Recent) -> RecentDays:
+    return RecentDays([asdict(d) for d in recent_days(rt.layout, request.count)])
+
+
+def retention(rt: DayRuntime, request: Retention) -> RetentionReply:
+    days = request.days if request.days is not None else load_settings(rt.layout.root).retention_days
+    if request.days is not None and request.days < 1:
+        raise UsageError("--days is a number of days, 1 or more")
+    done = run_retention(rt.layout, days, apply=request.apply)
+    indexed = rt.written(done.moved) if request.apply and done.moved else False
+    return RetentionReply(done.days, done.moved, done.kept, done.dry_run, indexed)
+
+
+DAY_HANDLERS: dict[type[Request], Any] = {Summary: summary, Catalog: catalog, Recent: recent, Retention: retention}

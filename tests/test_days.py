@@ -1,0 +1,111 @@
+"""Days: summaries (frontmatter `index`) indexed and gathered into the yearly catalog, the catalog
+repaired when edited by hand, `recent` with the notes' figures, and opt-in retention."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from tests.reliability.conftest import HASH_ENV
+
+TODAY = dt.date.today()
+OLD = [TODAY - dt.timedelta(days=n) for n in (40, 35, 3)]
+
+
+def _day(layout, day: dt.date, summary: str | None, body: str) -> None:
+    head = f"---\ndate: {day.isoformat()}\n" + (f"index: '{summary}'\n" if summary else "") + "---\n"
+    path = layout.daily_note(day)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(head + f"# {day.isoformat()} Daily Log\n\n## Conversations\n\n{body}", encoding="utf-8")
+
+
+def _catalog(layout, year: int) -> str:
+    return (layout.root / "catalog" / f"{year}.tsv").read_text(encoding="utf-8")
+
+
+def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    _day(layout, OLD[2], "Zorblat project kickoff with Mira; budget 40k", "- talked about the plan\n")
+    assert cli("note", "first entry of today").returncode == 0
+    today_text = layout.daily_note(TODAY).read_text(encoding="utf-8")
+    assert today_text.startswith(f"---\ndate: {TODAY.isoformat()}\n---\n")  # memvault writes the date
+    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    try:
+        hits = json.loads(cli("search", "--json", "--mode", "bm25", "Zorblat").stdout)["hits"]
+        assert hits[0]["path"] == f"daily/{OLD[2].isoformat()}.md" and hits[0]["heading"] == ["index"]
+        assert hits[0]["start_line"] == 1 and "Zorblat project kickoff" in hits[0]["snippet"]
+        set_today = cli("summary", "Shipped the catalog; 3 bugs open")
+        assert set_today.returncode == 0 and "indexed by the daemon" in set_today.stdout
+        assert cli("summary", OLD[2].isoformat(), "Zorblat kickoff, budget 45k").returncode == 0  # past day: explicit
+        text = layout.daily_note(TODAY).read_text(encoding="utf-8")
+        assert text.startswith(f'---\ndate: {TODAY.isoformat()}\nindex: "Shipped the catalog; 3 bugs open"\n---\n')
+        catalog = _catalog(layout, OLD[2].year) if OLD[2].year == TODAY.year else _catalog(layout, TODAY.year)
+        assert f"{TODAY.isoformat()}\tShipped the catalog; 3 bugs open\n" in catalog
+        printed = cli("catalog", str(OLD[2].year)).stdout
+        assert f"{OLD[2].isoformat()}\tZorblat kickoff, budget 45k\n" in printed
+        assert json.loads(cli("search", "--json", "--mode", "bm25", "45k").stdout)["hits"]
+    finally:
+        cli("daemon", "stop")
+    for bad in ("two\nlines", "a\ttab", "x" * 301, " "):
+        refused = cli("summary", bad)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, bad
+    _day(layout, OLD[1], "has\ta tab", "- x\n")
+    indexed = cli("index", env=HASH_ENV)
+    assert indexed.returncode == 0 and "without tabs; it is not indexed" in indexed.stderr
+
+
+def test_a_catalog_edited_by_hand_is_regenerated_and_said(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    _day(layout, OLD[2], "Kept in the notes", "- a\n")
+    _day(layout, OLD[1], None, "- b\n")  # no summary: a line with nothing after the tab
+    assert cli("index", env=HASH_ENV).returncode == 0
+    year = OLD[2].year
+    expected = _catalog(layout, year)
+    assert f"{OLD[2].isoformat()}\tKept in the notes\n" in expected
+    if OLD[1].year == year:
+        assert f"{OLD[1].isoformat()}\t\n" in expected
+    (layout.root / "catalog" / f"{year}.tsv").write_text("2099-01-01\tinvented\n", encoding="utf-8")
+    shown = cli("catalog", str(year))
+    assert shown.returncode == 0 and "edited by hand" in shown.stderr and "invented" not in shown.stdout
+    assert _catalog(layout, year) == expected
+    (layout.root / "catalog" / f"{year}.tsv").unlink()  # derived, safe to delete: the next index brings it back
+    assert cli("index", env=HASH_ENV).returncode == 0
+    assert _catalog(layout, year) == expected
+
+
+def test_recent_and_status_give_the_figures_in_the_notes(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    _day(layout, OLD[2], "An old day", "- one\n- two\n")
+    assert cli("note", "talked with Sam").returncode == 0
+    assert cli("note", "--section", "todo", "write the docs").returncode == 0
+    assert cli("note", "--section", "discovery", "the cache holds 10k items").returncode == 0
+    days = json.loads(cli("recent", "--json").stdout)["days"]
+    assert [d["date"] for d in days] == [TODAY.isoformat(), OLD[2].isoformat()]
+    assert (days[0]["conversations"], days[0]["todos"], days[0]["discoveries"], days[0]["tasks_done"]) == (1, 1, 1, 0)
+    assert days[1]["conversations"] == 2 and days[1]["summary"] == "An old day" and days[1]["words"] > 5
+    assert json.loads(cli("recent", "1", "--json").stdout)["days"] == days[:1]
+    today = json.loads(cli("status", "--json").stdout)["today"]
+    assert today["conversations"] == 1 and today["todos"] == 1
+    assert "1 conversations, 0 tasks done, 1 todos" in cli("recent").stdout
+
+
+def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_them(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    _day(layout, OLD[0], "Forty days ago", "- old a\n")
+    _day(layout, OLD[1], None, "- old b, no summary\n")
+    _day(layout, OLD[2], "Three days ago", "- recent\n")
+    assert cli("retention", "--dry-run").returncode == 2  # off by default
+    (layout.root / "memvault.toml").write_text("retention_days = 30\n")
+    before = {p: p.read_bytes() for p in layout.daily_dir.iterdir()}
+    dry = cli("retention", "--dry-run")
+    assert dry.returncode == 0 and "would move 1 daily notes older than 30 days" in dry.stdout
+    assert f"daily/{OLD[0].isoformat()}.md" in dry.stdout and "kept 1 old days without a summary" in dry.stdout
+    assert {p: p.read_bytes() for p in layout.daily_dir.iterdir()} == before
+    applied = cli("retention", "--apply")
+    assert applied.returncode == 0 and applied.stdout.startswith("moved 1 daily notes")
+    gone = layout.daily_note(OLD[0])
+    assert not gone.exists() and layout.daily_note(OLD[1]).exists() and layout.daily_note(OLD[2]).exists()
+    (kept,) = (layout.root / ".trash" / "daily").glob(f"{OLD[0].isoformat()}.md.*.bak")
+    assert kept.read_bytes() == before[gone]
+    lines = "".join(_catalog(layout, y) for y in {d.year for d in OLD})
+    assert f"{OLD[0].isoformat()}\tForty days ago\n" in lines  # the catalog keeps the retired day

@@ -1,0 +1,105 @@
+"""The yearly catalog: `catalog/YYYY.tsv` in the vault, one line per day (its date, a tab, its
+summary), a cheap view of a whole year for a person or an agent.
+
+It is derived from the daily notes and safe to delete: the indexer rewrites a year's file whenever
+a day's summary changes, and regenerates one that disagrees with the notes (a file edited by hand,
+which is said). A day without a summary has its line, with nothing after the tab: a summary is never
+invented. A day retention moved to the trash keeps its line, read from the copy in the trash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from vault.days import daily_notes, read_day, summary_of
+from vault.errors import NoteReadError
+from vault.fileio import atomic_write, read_note, vault_lock
+from vault.notes import parse_note
+from vault.paths import DAILY_DIR, Layout
+
+CATALOG_DIR = "catalog"
+_RETIRED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md\.(\d{8}T\d{6,12})\.bak$")
+_WRITTEN = "catalog.json"  # in the state dir: the SHA-256 of each file as memvault last wrote it
+
+
+def catalog_path(layout: Layout, year: int) -> Path:
+    return layout.root / CATALOG_DIR / f"{year}.tsv"
+
+
+def _retired(layout: Layout) -> dict[dt.date, Path]:
+    """Days whose note is gone from `daily/` but kept in the trash: the latest copy of each."""
+    folder = layout.trash_dir / DAILY_DIR
+    found: dict[dt.date, tuple[str, Path]] = {}
+    for path in folder.iterdir() if folder.is_dir() else ():
+        match = _RETIRED.match(path.name)
+        if not match:
+            continue
+        try:
+            day = dt.date.fromisoformat(match.group(1))
+        except ValueError:
+            continue
+        if day not in found or match.group(2) > found[day][0]:
+            found[day] = (match.group(2), path)
+    return {day: path for day, (_, path) in found.items()}
+
+
+def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
+    if path.parent == layout.daily_dir:
+        note = read_day(layout, path)
+    else:
+        rel = f"{DAILY_DIR}/{day.isoformat()}.md"
+        try:
+            note = parse_note(rel, read_note(path, layout.relative(path)).text)
+        except NoteReadError:
+            note = None
+    return (summary_of(note) if note is not None else None) or ""
+
+
+def expected(layout: Layout, year: int) -> str:
+    """A year's catalog as the notes (and the retired days in the trash) say it."""
+    days = {day: path for day, path in _retired(layout).items() if day.year == year}
+    days.update({day: path for day, path in daily_notes(layout) if day.year == year})
+    return "".join(f"{day.isoformat()}\t{_summary_in(layout, days[day], day)}\n" for day in sorted(days))
+
+
+def years(layout: Layout) -> list[int]:
+    """Every year with a daily note, a retired day or a catalog file."""
+    found = {day.year for day, _ in daily_notes(layout)} | {day.year for day in _retired(layout)}
+    folder = layout.root / CATALOG_DIR
+    found |= {int(p.stem) for p in folder.glob("*.tsv") if p.stem.isdigit()} if folder.is_dir() else set()
+    return sorted(found)
+
+
+def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
+    """Bring the catalog in line with the notes and return a line for each file found edited by hand.
+    A year is rebuilt from its notes when `touched` holds it (None: every year), when its file is
+    missing, or when its file is not what memvault last wrote; the rest costs a directory listing."""
+    state = layout.state_dir / _WRITTEN
+    try:
+        written: dict[str, str] = json.loads(state.read_text())
+    except (OSError, ValueError):
+        written = {}
+    told, changed = [], False
+    with vault_lock(layout):
+        for year in years(layout):
+            path = catalog_path(layout, year)
+            current = path.read_bytes() if path.is_file() else None
+            edited = current is not None and hashlib.sha256(current).hexdigest() != written.get(str(year))
+            if not (touched is None or year in touched or current is None or edited):
+                continue
+            text = expected(layout, year).encode("utf-8")
+            if current == text:
+                continue
+            if edited:
+                told.append(f"{layout.relative(path)} disagreed with the notes (edited by hand?): regenerated")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
+            written[str(year)], changed = hashlib.sha256(text).hexdigest(), True
+        if changed:
+            layout.state_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write(state, json.dumps(written, sort_keys=True).encode())
+    return told

@@ -1,0 +1,157 @@
+"""Days: a daily note's one-line summary (frontmatter `index`), its figures, and the latest days.
+
+A daily note may carry frontmatter `date` and `index`: one line of names, decisions, numbers and
+open items, what a person would want to find the day by. memvault writes `date` when it creates
+a daily note, and `summary` sets `index` (an explicit write, so allowed on a past day); the
+summary is indexed as a unit of its own and gathered into the yearly catalog.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from vault.entries import iter_entries
+from vault.errors import NoteReadError, UsageError
+from vault.fileio import TextFile, read_note, split_lines, update_note
+from vault.model import Note
+from vault.notes import parse_note
+from vault.paths import Layout
+from vault.templates import DAILY_SECTIONS
+
+SUMMARY_KEY = "index"
+SUMMARY_CHARS = 300
+_DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+_WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-][^\W_])*|\d+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def check_summary(text: object, where: str = "") -> str:
+    """A summary is one line of at most 300 characters, without tabs (the catalog is tab-separated)."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError(f"{prefix}a day's summary (index) is one line of text")
+    if "\n" in text.strip() or "\r" in text or "\t" in text:
+        raise UsageError(f"{prefix}a day's summary (index) is one line, without tabs")
+    if len(text.strip()) > SUMMARY_CHARS:
+        raise UsageError(
+            f"{prefix}a day's summary (index) is at most {SUMMARY_CHARS} characters, not {len(text.strip())}"
+        )
+    return text.strip()
+
+
+def summary_of(note: Note) -> str | None:
+    """The day's valid summary, if it has one (`summary_problem` says what is wrong with a bad one)."""
+    if note.kind != "daily" or SUMMARY_KEY not in note.frontmatter:
+        return None
+    try:
+        return check_summary(note.frontmatter[SUMMARY_KEY])
+    except UsageError:
+        return None
+
+
+def summary_problem(note: Note) -> str | None:
+    if note.kind != "daily" or SUMMARY_KEY not in note.frontmatter or note.frontmatter[SUMMARY_KEY] is None:
+        return None
+    try:
+        check_summary(note.frontmatter[SUMMARY_KEY], note.path)
+    except UsageError as exc:
+        return f"{exc}; it is not indexed"
+    return None
+
+
+def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
+    """Set the day's `index` in its frontmatter (the note is created from `template` if missing),
+    every other byte as it was: a line replaced, or added before the frontmatter's end."""
+    summary = check_summary(text)
+    path = layout.daily_note(day)
+    line = f"{SUMMARY_KEY}: {json.dumps(summary, ensure_ascii=False)}"  # a YAML double-quoted scalar
+
+    def change(current: TextFile | None) -> str:
+        body = current.text if current else template
+        newline = current.newline if current else "\n"
+        lines = split_lines(body)
+        if not lines or lines[0].rstrip("\r\n") != "---":
+            return f"---{newline}date: {day.isoformat()}{newline}{line}{newline}---{newline}" + body
+        end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
+        if end is None:
+            return f"---{newline}date: {day.isoformat()}{newline}{line}{newline}---{newline}" + body
+        at = next((i for i in range(1, end) if lines[i].startswith(f"{SUMMARY_KEY}:")), None)
+        if at is not None and (at + 1 == end or not lines[at + 1][:1].isspace()):
+            lines[at] = line + newline
+        elif at is None:
+            lines.insert(end, line + newline)
+        else:
+            raise UsageError(f"{layout.relative(path)}: its index spans several lines; edit it by hand")
+        return "".join(lines)
+
+    update_note(layout, path, change)
+    return path
+
+
+@dataclass(frozen=True)
+class DayFigures:
+    """What a day holds: entries per daily section, and the words written."""
+
+    date: str
+    path: str
+    summary: str | None
+    conversations: int
+    tasks_done: int
+    todos: int
+    discoveries: int
+    words: int
+
+
+def figures(note: Note) -> DayFigures:
+    titles = {spec[lang][0]: key for key, spec in DAILY_SECTIONS.items() for lang in ("zh", "en")}
+    counts = dict.fromkeys(DAILY_SECTIONS, 0)
+    for entry in iter_entries(note):
+        key = titles.get(entry.section)
+        if key is not None:
+            counts[key] += 1
+    body = note.body
+    words = len(_CJK.findall(body)) + len(_WORD.findall(_CJK.sub(" ", body)))
+    day = note.date.isoformat() if note.date else ""
+    return DayFigures(day, note.path, summary_of(note), counts["conversation"], counts["task"], counts["todo"],
+                      counts["discovery"], words)  # fmt: skip
+
+
+def daily_notes(layout: Layout) -> list[tuple[dt.date, Path]]:
+    """The vault's daily notes (`daily/YYYY-MM-DD.md`), oldest first."""
+    if not layout.daily_dir.is_dir():
+        return []
+    out = []
+    for path in layout.daily_dir.iterdir():
+        found = _DAY_FILE.match(path.name)
+        if found and path.is_file():
+            try:
+                out.append((dt.date.fromisoformat(found.group(1)), path))
+            except ValueError:
+                continue
+    return sorted(out)
+
+
+def read_day(layout: Layout, path: Path) -> Note | None:
+    rel = layout.relative(path)
+    try:
+        return parse_note(rel, read_note(path, rel).text)
+    except NoteReadError:
+        return None
+
+
+def recent(layout: Layout, count: int = 7) -> list[DayFigures]:
+    """The latest `count` daily notes with their figures and summary, newest first."""
+    if count < 1:
+        raise UsageError("recent: give a number of days, 1 or more")
+    out = []
+    for _, path in reversed(daily_notes(layout)):
+        note = read_day(layout, path)
+        if note is not None:
+            out.append(figures(note))
+        if len(out) >= count:
+            break
+    return out

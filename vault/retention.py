@@ -1,0 +1,48 @@
+"""Retention (opt-in, off by default): daily notes older than `retention_days` move to the trash,
+never deleted, and only once their summary is in the catalog; a day without a summary stays (its
+content would otherwise be findable nowhere but the trash)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from vault.catalog import sync as sync_catalog
+from vault.days import daily_notes, read_day, summary_of
+from vault.errors import UsageError
+from vault.fileio import vault_lock
+from vault.paths import Layout
+from vault.trash import backup
+
+
+@dataclass(frozen=True)
+class Retained:
+    """What retention moved (or, dry, would move) to the trash, and the old days it kept (no summary)."""
+
+    days: int
+    moved: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    dry_run: bool = True
+
+
+def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.date | None = None) -> Retained:
+    if days is None:
+        raise UsageError("retention is off: set retention_days in memvault.toml, or give --days N")
+    if days < 1:
+        raise UsageError("retention_days is a number of days, 1 or more")
+    cutoff = (today or dt.date.today()) - dt.timedelta(days=days)
+    moved, kept = [], []
+    for path in [path for day, path in daily_notes(layout) if day < cutoff]:
+        note = read_day(layout, path)
+        (moved if note is not None and summary_of(note) else kept).append(layout.relative(path))
+    if not apply or not moved:
+        return Retained(days, moved, kept, dry_run=not apply)
+    sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # their lines are in the catalog first
+    with vault_lock(layout):
+        for rel in moved:
+            path = layout.root / rel
+            if path.is_file():
+                backup(layout, path)  # copied and synced before the note goes: a crash leaves both
+                path.unlink()
+    sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # the lines now come from the trash
+    return Retained(days, moved, kept, dry_run=False)
