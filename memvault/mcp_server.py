@@ -10,6 +10,7 @@ of the server.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Literal
 
@@ -160,6 +161,16 @@ def build_server(vault: Vault) -> Any:
             return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
 
         return run(call)
+
+    @server.tool()
+    def memory_extract(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """Hand over a finished conversation (`[{role, content}]`): its summary goes to today's note,
+        and the lasting statements the user made go to the review queue for a person to approve
+        (never straight into MEMORY.md). Returns the proposals and any warnings."""
+        request = verbs.Extract(json.dumps(messages, ensure_ascii=False), "messages")
+        done = run(lambda: vault.run(request))
+        return {"path": done.path, "proposals": [{k: p[k] for k in ("id", "text", "kind", "seen")}
+                                                 for p in done.proposals], "warnings": done.warnings}  # fmt: skip
 
     @server.tool()
     def memory_list(

@@ -16,7 +16,7 @@ from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV
 
 TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
-         "memory_context", "memory_status"}  # fmt: skip
+         "memory_context", "memory_status", "memory_extract"}  # fmt: skip
 
 
 def _data(result) -> dict:
@@ -52,6 +52,9 @@ async def _session(layout, user_root) -> None:
         context = _data(await session.call_tool("memory_context", {"query": "which port is staging on?"}))
         assert "<memory-context" in context["text"] and "6543" in context["text"]
         assert _data(await session.call_tool("memory_status", {}))["files_indexed"] >= 1
+        extracted = _data(await session.call_tool("memory_extract", {"messages": [
+            {"role": "user", "content": "We decided to ship on Tuesdays."}, {"role": "assistant", "content": "OK."}]}))
+        assert extracted["path"].startswith("daily/") and extracted["proposals"][0]["kind"] == "decision"
         for bad in (
             ("memory_search", {"query": "x", "limit": "many"}), ("memory_search", {}),
             ("memory_search", {"query": "x", "mode": "psychic"}), ("memory_get", {"path": "../../etc/passwd"}),

@@ -15,6 +15,7 @@ DEFAULT_VAULT = "memory"
 STATE_DIR = ".memvault"
 TRASH_DIR = ".trash"
 MEMORY_FILE = "MEMORY.md"
+REVIEW_FILE = "REVIEW.md"  # proposed facts waiting for a person: read in an editor, never indexed
 DAILY_DIR = "daily"
 NOTE_SUFFIXES = (".md", ".markdown")
 
@@ -96,9 +97,9 @@ def _hidden(rel: str) -> bool:
 def is_note_rel(rel: str) -> bool:
     """The one rule for "this vault-relative posix path names a note", as the walk, the watcher, the
     daemon and `show`/`rewrite` all judge it: relative, no '..' and no empty part, no part starting
-    with '.', and a `.md`/`.markdown` name (any case)."""
+    with '.', and a `.md`/`.markdown` name (any case); the review queue is not a note (not memory yet)."""
     parts = rel.split("/")
-    return rel.lower().endswith(NOTE_SUFFIXES) and all(parts) and not _hidden(rel)
+    return rel.lower().endswith(NOTE_SUFFIXES) and all(parts) and not _hidden(rel) and rel != REVIEW_FILE
 
 
 def note_path(layout: Layout, ref: str) -> Path:

@@ -1,0 +1,148 @@
+"""The verbs that learn from conversations: `extract` (the conversation's summary into today's note,
+its lasting statements into the review queue), `review`, `approve` and `reject`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from memvault import llm
+from memvault.protocol import Message, Request
+from vault.conversation import parse_conversation, summarise
+from vault.daily import append_daily, vault_lang
+from vault.errors import GuardError, UsageError
+from vault.guards import check_entry
+from vault.memory_file import remember
+from vault.paths import Layout
+from vault.proposals import Candidate, find_candidates, propose, review, take
+
+# a proposal's kind -> where approving it saves it: a save type, or a section by language
+APPROVE_TO: dict[str, str | dict[str, str]] = {
+    "preference": "preference", "decision": "architecture", "discovery": "discovery", "fact": "discovery",
+    "constraint": {"en": "Constraints", "zh": "约束"}, "workflow": {"en": "Workflow", "zh": "工作流程"},
+}  # fmt: skip
+
+
+class ExtractRuntime(Protocol):
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Extracted(Message):
+    path: str
+    messages: int
+    proposals: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class Proposals(Message):
+    proposals: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Approved(Message):
+    id: str
+    path: str
+    section: str
+    status: str
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class Rejected(Message):
+    id: str
+
+
+@dataclass(frozen=True)
+class Extract(Request):
+    """A conversation (the text of a JSON, JSON-lines or `{"messages": [...]}` file), by `name`."""
+
+    op: ClassVar[str] = "extract"
+    reply: ClassVar[type] = Extracted
+    timeout: ClassVar[float] = 120.0
+    conversation: str
+    name: str = "conversation"
+
+
+@dataclass(frozen=True)
+class Review(Request):
+    op: ClassVar[str] = "review"
+    reply: ClassVar[type] = Proposals
+
+
+@dataclass(frozen=True)
+class Approve(Request):
+    op: ClassVar[str] = "approve"
+    reply: ClassVar[type] = Approved
+    id: str
+    section: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Reject(Request):
+    op: ClassVar[str] = "reject"
+    reply: ClassVar[type] = Rejected
+    id: str
+
+
+def _safe(candidates: list[Candidate], warnings: list[str]) -> list[Candidate]:
+    """Only what a save would accept goes into the queue: a credential is never written anywhere."""
+    out = []
+    for c in candidates:
+        try:
+            check_entry(c.text)
+        except GuardError as exc:
+            warnings.append(f"a {c.kind} left out of the review queue: {exc}")
+            continue
+        out.append(c)
+    return out
+
+
+def extract(rt: ExtractRuntime, request: Extract) -> Extracted:
+    messages = parse_conversation(request.conversation, request.name)
+    summary = summarise(messages)
+    warnings = list(summary.left_out)
+    if summary.cut:
+        warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
+    saved = append_daily(rt.layout, summary.text, section="conversation")
+    candidates = find_candidates([m.content for m in messages if m.role == "user"])
+    if llm.configured():
+        try:
+            candidates += [Candidate(text, "discovery", "llm") for text in llm.discoveries(messages)]
+        except llm.LlmFailed as exc:
+            warnings.append(f"LLM extractor: {exc}; the rule-based proposals stand")
+    proposals = propose(rt.layout, _safe(candidates, warnings))
+    rel = rt.layout.relative(saved.path)
+    return Extracted(rel, len(messages), [asdict(p) for p in proposals], warnings, rt.written([rel]))
+
+
+def review_queue(rt: ExtractRuntime, request: Review) -> Proposals:
+    return Proposals([asdict(p) for p in review(rt.layout)])
+
+
+def approve(rt: ExtractRuntime, request: Approve) -> Approved:
+    found = next((p for p in review(rt.layout) if p.id == request.id), None)
+    if found is None:
+        raise UsageError(f"{request.id[:40]!r}: no such proposal (see `memvault review`)")
+    target = APPROVE_TO.get(found.kind, "discovery")
+    section = request.section
+    kind = None
+    if section is None:
+        section = target.get(vault_lang(rt.layout)) if isinstance(target, dict) else None
+        kind = None if isinstance(target, dict) else target
+    saved = remember(rt.layout, found.text, section=section, kind=kind, key=request.key)  # the guards apply here too
+    take(rt.layout, found.id)
+    rel = rt.layout.relative(saved.path)
+    return Approved(found.id, rel, saved.section, saved.status, rt.written([rel]))
+
+
+def reject(rt: ExtractRuntime, request: Reject) -> Rejected:
+    return Rejected(take(rt.layout, request.id, reason="a rejected proposal").id)
+
+
+EXTRACT_HANDLERS: dict[type[Request], Any] = {Extract: extract, Review: review_queue, Approve: approve, Reject: reject}

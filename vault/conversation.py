@@ -1,0 +1,100 @@
+"""A conversation as memvault reads it, and the entry that summarises it in the day's note.
+
+Accepted: a JSON list of `{"role", "content"}` messages, the same as JSON lines, or an object with
+a `messages` list (the chat-completions shape). `content` may be a string or a list of parts whose
+`text` fields are joined.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from vault.errors import GuardError, UsageError
+from vault.guards import MAX_ENTRY_CHARS, check_entry
+
+QUOTE_CHARS = 160  # each message as the summary quotes it
+LAST = 5
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+def _content(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [p.get("text") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+def parse_conversation(text: str, name: str = "conversation") -> list[Message]:
+    """The messages of a conversation file's text; anything else is one line naming `name`."""
+    data: Any
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError:
+            raise UsageError(f"{name}: not JSON, nor JSON lines") from None
+    if isinstance(data, dict):
+        data = data.get("messages")
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{name}: no messages (a list of {{role, content}}, or an object with a messages list)")
+    out = []
+    for n, item in enumerate(data, 1):
+        content = _content(item.get("content")) if isinstance(item, dict) else None
+        role = item.get("role") if isinstance(item, dict) else None
+        if not isinstance(role, str) or content is None:
+            raise UsageError(f"{name}: message {n} is not a {{role, content}} object")
+        out.append(Message(role.strip().lower(), content))
+    return out
+
+
+def _quote(message: Message) -> tuple[str | None, str | None]:
+    """One message as the summary shows it, or why it is left out."""
+    one = " ".join(message.content.split())
+    cut = one if len(one) <= QUOTE_CHARS else one[: QUOTE_CHARS - 1] + "…"
+    try:
+        check_entry(f"{message.role}: {cut}")
+        check_entry(message.content, limit=10 * MAX_ENTRY_CHARS)  # a secret past the cut counts too
+    except GuardError as exc:
+        return None, str(exc)
+    except UsageError:
+        return None, None  # an empty message: nothing to quote
+    return f"{message.role}: {cut}", None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The entry for the day's note, and what was left out of it and why."""
+
+    text: str
+    left_out: list[str]
+    cut: int  # messages shortened to `QUOTE_CHARS`
+
+
+def summarise(messages: list[Message]) -> Summary:
+    """The first message and the last five, each shortened, with the counts: enough to find the
+    conversation again and see where it ended, not a transcript."""
+    users = sum(m.role == "user" for m in messages)
+    head = (f"Conversation: {len(messages)} messages, {users} from the user, "
+            f"{sum(m.role == 'assistant' for m in messages)} from the assistant")  # fmt: skip
+    shown = [messages[0], *messages[max(1, len(messages) - LAST) :]]
+    lines, left_out, cut = [head], [], 0
+    for n, message in enumerate(shown):
+        if n == 1 and len(messages) > LAST + 1:
+            lines.append(f"… {len(messages) - LAST - 1} more …")
+        quoted, why = _quote(message)
+        cut += len(" ".join(message.content.split())) > QUOTE_CHARS
+        if quoted:
+            lines.append(quoted)
+        elif why:
+            left_out.append(f"a {message.role} message left out: {why}")
+    return Summary("\n".join(lines), left_out, cut)

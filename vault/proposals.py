@@ -1,0 +1,179 @@
+"""Proposed facts: lasting statements found in what the user said, waiting in a review queue.
+
+The rules look at the user's messages only, never the assistant's, one sentence at a time, for
+four kinds of lasting statement in English and Chinese: a preference, a constraint, a decision, a
+workflow. A question is not a statement, and neither is a fragment of a few words.
+
+The queue is `REVIEW.md` at the vault root, a Markdown list a person can read and edit, never
+indexed (it is not memory yet). Each line carries its id, kind, how often it was seen and when last:
+
+    - I prefer tabs over spaces [id:: p3f2a1c] [kind:: preference] [seen:: 2] [last:: 2026-12-01]
+
+The same fact seen again raises its count. `approve` writes it to MEMORY.md through the normal save
+path (guards, keys, dedupe) and takes it off the queue; `reject` moves it to the trash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass
+
+from vault.cjk import CJK_WIDE
+from vault.entries import Entry, iter_entries, normalise, vault_entries
+from vault.errors import UsageError
+from vault.fileio import TextFile, split_lines, update_note
+from vault.notes import parse_note
+from vault.paths import REVIEW_FILE, Layout
+from vault.trash import trash_entry
+
+_WORDS = {  # each kind: the phrases that make a sentence a lasting statement of it
+    "preference": [
+        r"\bI(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)\b",
+        r"\bI (?:always|usually|tend to|like to|love to|hate|dislike)\b", r"\bmy favou?rite\b",
+        r"我(?:更|比较|很|也)?(?:喜欢|习惯|偏好|倾向于?)", r"我(?:一般|通常|平时|讨厌|不喜欢)",
+    ],
+    "constraint": [
+        r"^(?:please )?(?:never|always|don't|do not|make sure|avoid)\b",
+        r"\b(?:must(?: not|n't)?|should never|never ever|under no circumstances)\b",
+        r"不要|必须|禁止|千万别|绝对不|一定要|不能用",
+    ],
+    "decision": [
+        r"\b(?:we|I)(?:'ve| have)? (?:decided|chose|chosen|agreed)\b", r"\blet'?s go with\b",
+        r"\bwe(?:'ll| will) (?:use|go with|stick with)\b", r"\bthe decision is\b", r"决定|选定|就用",
+    ],
+    "workflow": [
+        r"\bfirst\b.{3,}\bthen\b", r"\bevery time\b", r"\bwhenever\b", r"\bbefore (?:you|we|I) \w+",
+        r"每次|先.{1,40}(?:再|然后)|之前(?:先|要)",
+    ],
+}  # fmt: skip
+RULES = tuple((kind, re.compile("|".join(words), re.IGNORECASE)) for kind, words in _WORDS.items())
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")  # "commit .env files" is one sentence
+_QUESTION = re.compile(
+    r"[?？]\s*$|^(?:do|does|did|can|could|would|should|is|are|what|why|how|which|when|where)\b|吗\s*$", re.IGNORECASE
+)
+_FILLER = re.compile(  # openers that carry nothing: "thanks, and I prefer X" is the fact "I prefer X"
+    r"^(?:(?:ok(?:ay)?|thanks|thank you|and|also|btw|by the way|so|well|hi|hello|hey|yes|yeah|no|sure|oh)"
+    r"[,，!！.。:：\s]+|(?:好的|谢谢|还有|另外|对了|嗯)[,，!！.。:：\s]*)+",
+    re.IGNORECASE,
+)
+_FIELD = re.compile(r"\[(id|kind|seen|last|source)::[ \t]*([^\]\n]*?)[ \t]*\]")
+MIN_CHARS = 12
+MAX_CHARS = 300
+HEADER = (
+    "# Review queue\n\nFacts memvault proposed from conversations, waiting for a person: `memvault approve ID`\n"
+    "writes one to MEMORY.md, `memvault reject ID` moves it to the trash. Edit a line here freely.\n\n"
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    kind: str
+    source: str = "rules"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    text: str
+    kind: str
+    seen: int
+    last: str
+    source: str = "rules"
+    line: int = 0
+
+
+def find_candidates(user_messages: list[str]) -> list[Candidate]:
+    """The lasting statements in what the user said, once each, in order."""
+    out: dict[str, Candidate] = {}
+    for message in user_messages:
+        for sentence in _SENTENCE.split(message):
+            text = _FILLER.sub("", " ".join(sentence.split()).strip(" -*>"))
+            text = text[:1].upper() + text[1:] if text[:1].isascii() else text
+            size = len(text) + len(CJK_WIDE.findall(text))  # a Chinese character says about a word
+            if not MIN_CHARS <= size <= 2 * MAX_CHARS or len(text) > MAX_CHARS or _QUESTION.search(text):
+                continue
+            kind = next((kind for kind, rule in RULES if rule.search(text)), None)
+            if kind is not None:
+                out.setdefault(normalise(text), Candidate(text, kind))
+    return list(out.values())
+
+
+def proposal_id(text: str) -> str:
+    return "p" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:6]
+
+
+def _parse(text: str) -> list[tuple[Proposal, Entry]]:
+    out = []
+    for entry in iter_entries(parse_note(REVIEW_FILE, text)):
+        fields = dict(_FIELD.findall(entry.text))
+        said = " ".join(_FIELD.sub("", entry.text).split())
+        seen = fields.get("seen", "1")
+        out.append((Proposal(fields.get("id") or proposal_id(said), said, fields.get("kind", "fact"),
+                             int(seen) if seen.isdigit() else 1, fields.get("last", ""), fields.get("source", "rules"),
+                             entry.start_line), entry))  # fmt: skip
+    return out
+
+
+def _line(p: Proposal) -> str:
+    source = f" [source:: {p.source}]" if p.source != "rules" else ""
+    return f"- {p.text} [id:: {p.id}] [kind:: {p.kind}] [seen:: {p.seen}] [last:: {p.last}]{source}"
+
+
+def review(layout: Layout) -> list[Proposal]:
+    path = layout.root / REVIEW_FILE
+    return [p for p, _ in _parse(path.read_text(encoding="utf-8"))] if path.is_file() else []
+
+
+def propose(layout: Layout, candidates: list[Candidate], today: dt.date | None = None) -> list[Proposal]:
+    """Add each candidate to the queue, or raise its count; one already in MEMORY.md is left out."""
+    day = (today or dt.date.today()).isoformat()
+    memory = layout.relative(layout.memory_md)
+    known = {normalise(e.text) for e in vault_entries(layout, memory)} if layout.memory_md.is_file() else set()
+    fresh = [c for c in candidates if normalise(c.text) not in known]
+    done: list[Proposal] = []
+
+    def change(current: TextFile | None) -> str:
+        text = current.text if current else HEADER
+        newline = current.newline if current else "\n"
+        lines = split_lines(text)
+        queued = {p.id: (p, e) for p, e in _parse(text)}
+        for c in fresh:
+            ident = proposal_id(c.text)
+            if ident in queued:
+                p, e = queued[ident]
+                p = Proposal(p.id, p.text, p.kind, p.seen + 1, day, p.source, p.line)
+                lines[e.start_line - 1] = _line(p) + newline
+            else:
+                p = Proposal(ident, c.text, c.kind, 1, day, c.source)
+                if lines and not lines[-1].endswith(("\n", "\r")):
+                    lines[-1] += newline
+                lines.append(_line(p) + newline)
+                queued[ident] = (p, Entry(REVIEW_FILE, "", len(lines), len(lines), p.text, None, (), None))
+            done.append(p)
+        return "".join(lines)
+
+    if fresh:
+        update_note(layout, layout.root / REVIEW_FILE, change)
+    return done
+
+
+def take(layout: Layout, ident: str, reason: str | None = None) -> Proposal:
+    """Take a proposal off the queue (to the trash, with `reason`, when it is rejected)."""
+    taken: list[Proposal] = []
+
+    def change(current: TextFile | None) -> str:
+        found = [(p, e) for p, e in _parse(current.text if current else "") if p.id == ident]
+        if current is None or not found:
+            raise UsageError(f"{ident[:40]!r}: no such proposal (see `memvault review`)")
+        proposal, entry = found[0]
+        lines = split_lines(current.text)
+        if reason is not None:
+            trash_entry(layout, entry, "".join(lines[entry.start_line - 1 : entry.end_line]), reason)
+        taken.append(proposal)
+        return "".join(lines[: entry.start_line - 1] + lines[entry.end_line :])
+
+    update_note(layout, layout.root / REVIEW_FILE, change)
+    return taken[0]
