@@ -68,12 +68,15 @@ def test_events_follow_prints_lines_as_they_happen(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
     assert cli("daemon", "start", "--debounce", "0.2", env=HASH_ENV).returncode == 0
     env = {**os.environ, "MEMVAULT_VAULT": str(layout.root)}
-    proc = subprocess.Popen([MEMVAULT, "events", "--follow", "--json"], stdout=subprocess.PIPE, text=True, env=env)
+    since = max(json.loads(line)["seq"] for line in cli("events", "--json").stdout.splitlines())
+    proc = subprocess.Popen([MEMVAULT, "events", "--follow", "--json", "--since", str(since)],
+                            stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
         assert cli("note", "hello from the test").returncode == 0
-        for line in proc.stdout:
-            if json.loads(line)["event"] == "daily-note-updated":
-                break
+        while json.loads(lines.get(timeout=60))["event"] != "daily-note-updated":  # a bound that only catches a hang
+            pass
     finally:
         proc.kill()
         proc.wait(timeout=30)
