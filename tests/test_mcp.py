@@ -27,50 +27,65 @@ def _data(result) -> dict:
 async def _session(layout, user_root) -> None:
     env = {**os.environ, **HASH_ENV, "MEMVAULT_VAULT": str(layout.root), "MEMVAULT_USER_VAULT": str(user_root)}
     params = StdioServerParameters(command=MEMVAULT, args=["mcp"], env=env, cwd=str(layout.root.parent))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == TOOLS
-        assert "search" in tools["memory_save"].description.lower()  # it tells an agent to search first
-        saved = _data(await session.call_tool("memory_save", {
-            "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
-        assert saved == {"status": "added", "path": "MEMORY.md", "section": "Configuration", "scope": "project"}
-        again = _data(await session.call_tool("memory_save", {"text": "The staging database is on port 6543",
-                                                              "type": "config"}))  # fmt: skip
-        assert again["status"] == "unchanged"
-        found = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
-        hit = found["hits"][0]  # read-your-writes: the daemon indexed it before the save returned
-        assert hit["source"].startswith("MEMORY.md#L") and hit["scope"] == "project" and "6543" in hit["snippet"]
-        start, end = hit["source"].split("#L")[1].split("-L")
-        got = _data(await session.call_tool("memory_get", {"path": "MEMORY.md", "start_line": int(start),
-                                                           "end_line": int(end)}))  # fmt: skip
-        assert "port 6543" in got["text"] and got["source"] == hit["source"]
-        section = _data(await session.call_tool("memory_get", {"path": "memory", "section": "Configuration"}))
-        assert section["text"].startswith("## Configuration") and "6543" in section["text"]
-        listed = _data(await session.call_tool("memory_list", {"key": "staging-db"}))
-        assert listed["total"] == 1 and listed["entries"][0]["section"] == "Configuration"
-        context = _data(await session.call_tool("memory_context", {"query": "which port is staging on?"}))
-        assert "<memory-context" in context["text"] and "6543" in context["text"]
-        assert _data(await session.call_tool("memory_status", {}))["files_indexed"] >= 1
-        extracted = _data(await session.call_tool("memory_extract", {"messages": [
-            {"role": "user", "content": "We decided to ship on Tuesdays."}, {"role": "assistant", "content": "OK."}]}))
-        assert extracted["path"].startswith("daily/") and extracted["proposals"][0]["kind"] == "decision"
-        for bad in (
-            ("memory_search", {"query": "x", "limit": "many"}), ("memory_search", {}),
-            ("memory_search", {"query": "x", "mode": "psychic"}), ("memory_get", {"path": "../../etc/passwd"}),
-            ("memory_save", {"text": "x", "key": "a\nb"}), ("memory_forget", {"key": "no-such-key"}),
-            ("memory_save", {"text": "api_key = sk-abcdefghijklmnopqrstuvwxyz123456"}),
-        ):  # fmt: skip
-            result = await session.call_tool(*bad)
-            assert result.is_error, bad
-        fixed = _data(await session.call_tool("memory_correct", {"key": "staging-db", "text": "Staging moved to 7654"}))
-        assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
-        first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
-        assert "7654" in first["hits"][0]["snippet"]  # the correction ranks above the entry it corrects
-        forgot = _data(await session.call_tool("memory_forget", {"key": "staging-db"}))
-        assert forgot["removed"].startswith("MEMORY.md:") and forgot["trash_id"]
-        gone = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
-        assert not any("6543" in h["snippet"] for h in gone["hits"])
+    with anyio.fail_after(300):  # a bound that only catches a hang
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await _tools(session)
+
+
+async def _tools(session: ClientSession) -> None:
+    """The whole session: tools listed, an entry saved, found, read, corrected, forgotten; bad calls."""
+    await session.initialize()
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert "search" in tools["memory_save"].description.lower()  # it tells an agent to search first
+    saved = _data(await session.call_tool("memory_save", {
+        "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
+    assert saved == {"status": "added", "path": "MEMORY.md", "section": "Configuration", "scope": "project"}
+    again = _data(await session.call_tool("memory_save", {"text": "The staging database is on port 6543",
+                                                          "type": "config"}))  # fmt: skip
+    assert again["status"] == "unchanged"
+    found = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
+    hit = found["hits"][0]  # read-your-writes: the daemon indexed it before the save returned
+    assert hit["source"].startswith("MEMORY.md#L") and hit["scope"] == "project" and "6543" in hit["snippet"]
+    start, end = hit["source"].split("#L")[1].split("-L")
+    got = _data(await session.call_tool("memory_get", {"path": "MEMORY.md", "start_line": int(start),
+                                                       "end_line": int(end)}))  # fmt: skip
+    assert "port 6543" in got["text"] and got["source"] == hit["source"]
+    section = _data(await session.call_tool("memory_get", {"path": "memory", "section": "Configuration"}))
+    assert section["text"].startswith("## Configuration") and "6543" in section["text"]
+    listed = _data(await session.call_tool("memory_list", {"key": "staging-db"}))
+    assert listed["total"] == 1 and listed["entries"][0]["section"] == "Configuration"
+    context = _data(await session.call_tool("memory_context", {"query": "which port is staging on?"}))
+    assert "<memory-context" in context["text"] and "6543" in context["text"]
+    assert _data(await session.call_tool("memory_status", {}))["files_indexed"] >= 1
+    extracted = _data(
+        await session.call_tool(
+            "memory_extract",
+            {
+                "messages": [
+                    {"role": "user", "content": "We decided to ship on Tuesdays."},
+                    {"role": "assistant", "content": "OK."},
+                ]
+            },
+        )
+    )
+    assert extracted["path"].startswith("daily/") and extracted["proposals"][0]["kind"] == "decision"
+    for bad in (
+        ("memory_search", {"query": "x", "limit": "many"}), ("memory_search", {}),
+        ("memory_search", {"query": "x", "mode": "psychic"}), ("memory_get", {"path": "../../etc/passwd"}),
+        ("memory_save", {"text": "x", "key": "a\nb"}), ("memory_forget", {"key": "no-such-key"}),
+        ("memory_save", {"text": "api_key = sk-abcdefghijklmnopqrstuvwxyz123456"}),
+    ):  # fmt: skip
+        result = await session.call_tool(*bad)
+        assert result.is_error, bad
+    fixed = _data(await session.call_tool("memory_correct", {"key": "staging-db", "text": "Staging moved to 7654"}))
+    assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
+    first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
+    assert "7654" in first["hits"][0]["snippet"]  # the correction ranks above the entry it corrects
+    forgot = _data(await session.call_tool("memory_forget", {"key": "staging-db"}))
+    assert forgot["removed"].startswith("MEMORY.md:") and forgot["trash_id"]
+    gone = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
+    assert not any("6543" in h["snippet"] for h in gone["hits"])
 
 
 def test_mcp_session_over_stdio(layout, user_root):
