@@ -135,7 +135,7 @@ def _plain(label: str, i: int, item: Any) -> Incoming:
 
 
 def _kinetaios(label: str, i: int, item: Any) -> Incoming:
-    where = f"{label}: memories[{i - 1}]"
+    where = f'{label}: item {i} of "memories"'
     if not isinstance(item, dict) or not isinstance(item.get("content"), str):
         raise UsageError(f'{where} needs a string "content"')
     for name in ("conversationId", "createdAt"):
@@ -151,7 +151,7 @@ def _kinetaios(label: str, i: int, item: Any) -> Incoming:
 
 
 def _exported(label: str, i: int, item: Any) -> Incoming:
-    where = f"{label}: entries[{i - 1}]"
+    where = f'{label}: item {i} of "entries"'
     if not isinstance(item, dict) or not isinstance(item.get("text"), str):
         raise UsageError(f'{where} needs a string "text"')
     for name in ("section", "key", "date", "path"):
