@@ -121,6 +121,16 @@ class Vault:
         `yes` it is refused, naming what would move."""
         return self.run(verbs.Clear(section, all, yes))
 
+    def import_file(self, path: str | os.PathLike[str], section: str = "Imported") -> verbs.Imported:
+        """Import the memories of a file (a KinetAios export, a JSON list of strings, or memvault's own
+        export): dated ones into their day's note while it does not exist, the rest into MEMORY.md
+        `section`; what the vault holds already is skipped, what the guards refuse is named."""
+        return self.run(verbs.Import(os.path.abspath(path), section))
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every entry of the vault, as `vault.entries.Entry`'s fields (`Scopes.export` gives the document)."""
+        return self.run(verbs.Export()).entries
+
     def trash(self) -> list[dict[str, Any]]:
         return self.run(verbs.Trash()).items
 

@@ -14,6 +14,7 @@ from memvault import verbs
 from memvault.api import Vault
 from memvault.cli_days import add_day_commands
 from memvault.cli_entries import Handler, add_entry_commands, cmd_list, read_text_arg
+from memvault.cli_exchange import add_exchange_commands
 from memvault.cli_extract import add_extract_commands
 from memvault.scopes import READ_SCOPES, Scopes
 from search.fusion import WEIGHTS
@@ -238,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_entry_commands(add)
     add_day_commands(add)
     add_extract_commands(add)
+    add_exchange_commands(add)
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")

@@ -27,6 +27,7 @@ from search.hits import Hit, SearchResult
 from search.options import build_options
 from vault.daily import vault_lang
 from vault.errors import UsageError
+from vault.exchange import export_document
 from vault.paths import Layout
 from vault.scopes import SCOPES, is_vault, route, user_vault_root
 
@@ -116,6 +117,12 @@ class Scopes:
             rows += [{"scope": name, **row} for row in listed.entries]
             counts.update(listed.tags)
         return verbs.Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+    def export(self, scope: str = "all") -> dict[str, Any]:
+        """memvault's export document (`vault.exchange.export_document`) of every vault of the scope,
+        each entry labelled with its `scope`."""
+        rows = [{"scope": name, **entry} for name, vault in self.read(scope) for entry in vault.export()]
+        return export_document(rows)
 
     def close(self) -> None:
         if self._user is not None:

@@ -32,6 +32,7 @@ from memvault.entry_verbs import (  # noqa: F401  (re-exported: `verbs.Forget` a
     Trash,
     TrashList,
 )
+from memvault.exchange_verbs import EXCHANGE_HANDLERS, Export, Exported, Import, Imported  # noqa: F401  (re-exported)
 from memvault.extract_verbs import EXTRACT_HANDLERS, Approve, Extract, Reject, Review  # noqa: F401  (re-exported)
 from memvault.protocol import Message, Request
 from search.hits import SearchResult
@@ -308,7 +309,7 @@ def search(rt: Runtime, request: Search) -> SearchResult:
 HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
     Search: search, Context: context_verb, Get: get, Events: events,
-    **ENTRY_HANDLERS, **DAY_HANDLERS, **EXTRACT_HANDLERS,
+    **ENTRY_HANDLERS, **DAY_HANDLERS, **EXTRACT_HANDLERS, **EXCHANGE_HANDLERS,
 }  # fmt: skip
 
 

@@ -226,3 +226,16 @@ def test_list_shows_the_day_memvault_saved_a_memory_entry(layout, cli):
     ]
     assert "<!-- saved" in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
     assert cli("list", "--section", "User Preferences").stdout.splitlines()[-2].endswith(dt.date.today().isoformat())
+
+
+def test_a_multi_line_entry_with_heading_or_fence_lines_stays_one_entry(layout, cli):
+    """Continuation lines are indented; at two spaces `## x` or a fence would still be read as a heading or
+    a fence (both may be indented up to three), ending the section under the next save's feet."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--section", "Solutions", input="first line\n## not a heading\n```\nmore").returncode == 0
+    assert cli("remember", "--section", "Solutions", "second fact").returncode == 0
+    rows = json.loads(cli("list", "--json", "--section", "Solutions").stdout)["entries"]
+    assert [r["text"] for r in rows] == ["first line\n## not a heading\n```\nmore", "second fact"]
+    sections = [line.rsplit(None, 1) for line in cli("sections").stdout.splitlines()]
+    assert [(title.strip(), count) for title, count in sections][2:4] == [("Solutions", "2"),
+                                                                          ("Technical Discoveries", "0")]

@@ -8,7 +8,7 @@ import re
 from vault.errors import UsageError
 from vault.fileio import split_lines
 from vault.paths import Layout, inside
-from vault.saving import Saved, save_entry
+from vault.saving import BatchSaved, NewEntry, Saved, save_batch, save_entry
 from vault.templates import DAILY_SECTIONS, daily_template, detect_lang
 
 
@@ -19,15 +19,15 @@ def vault_lang(layout: Layout) -> str:
         return "zh"
 
 
-def _bump_counter(text: str, label: str) -> str:
-    """Add one to the overview counter line for `label`, if the note still has it."""
+def _bump_counter(text: str, label: str, by: int = 1) -> str:
+    """Add `by` to the overview counter line for `label`, if the note still has it."""
     pattern = re.compile(rf"^(- {re.escape(label)}\s*[:：]\s*)(\d+)(\s*)$")
     lines = split_lines(text)
     for i, line in enumerate(lines):
         ending = line[len(line.rstrip("\r\n")) :]
         match = pattern.match(line.rstrip("\r\n"))
         if match:
-            lines[i] = f"{match.group(1)}{int(match.group(2)) + 1}{match.group(3)}{ending}"
+            lines[i] = f"{match.group(1)}{int(match.group(2)) + by}{match.group(3)}{ending}"
             return "".join(lines)
     return text
 
@@ -71,3 +71,29 @@ def append_daily(
         on_add=lambda new, _: _bump_counter(new, titles(new)[1]),
         frozen=f"{rel}: past days are frozen; `memvault correct` changes what one says" if day < now.date() else None,
     )  # fmt: skip
+
+
+def daily_title(section: str, lang: str) -> str:
+    """A daily section's title in a new note of language `lang`: a section key (`conversation`) or a
+    title in either language (`Conversations`, `对话记录`) is that section; any other title stays as it is."""
+    for key, spec in DAILY_SECTIONS.items():
+        if section in (key, spec["zh"][0], spec["en"][0]):
+            return spec[lang][0]
+    return section
+
+
+def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry]) -> BatchSaved:
+    """Write a day's missing note with all these entries at once (sections as `daily_title` reads
+    them, counters counted, no time stamp). A note that exists is never changed here, today's
+    neither: every entry comes back `frozen`, for the caller to put elsewhere."""
+    lang = vault_lang(layout)
+    counters = {spec[lang][0]: spec[lang][1] for spec in DAILY_SECTIONS.values()}
+
+    def count(text: str, added: dict[str, int]) -> str:
+        for title, n in added.items():
+            text = _bump_counter(text, counters[title], n) if title in counters and n else text
+        return text
+
+    titled = [NewEntry(e.text, daily_title(e.section, lang), e.key, e.tags) for e in entries]
+    path = inside(layout, layout.relative(layout.daily_note(day)))
+    return save_batch(layout, path, titled, "- ", lambda: daily_template(day, lang), count, create_only=True)

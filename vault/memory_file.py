@@ -11,7 +11,7 @@ from vault.errors import UsageError
 from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
 from vault.guards import check_entry, check_section_name
 from vault.paths import Layout
-from vault.saving import Saved, save_entry
+from vault.saving import BatchSaved, NewEntry, Saved, save_batch, save_entry
 from vault.sections import Section, find_sections
 from vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, memory_template
 from vault.trash import backup
@@ -63,6 +63,15 @@ def remember(
         section_of=lambda body: title or _section_for_type(str(kind), body, lang),
         key=key, tags=tags, saved=dt.date.today().isoformat(),
     )  # fmt: skip
+
+
+def remember_batch(layout: Layout, entries: list[NewEntry]) -> BatchSaved:
+    """Add many entries to MEMORY.md sections in one locked atomic write (sections created if
+    missing); the guards, format and dedupe of `remember`, but a batch never replaces an entry."""
+    for entry in entries:
+        check_section_name(entry.section)
+    lang = vault_lang(layout)
+    return save_batch(layout, layout.memory_md, entries, "- ", lambda: memory_template(lang))
 
 
 def rewrite(layout: Layout, path: Path, text: str) -> Path | None:

@@ -3,16 +3,18 @@ by key, no duplicates, the replaced entry kept in the trash, all under the vault
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from vault.entries import Placed, check_key, check_tag, format_entry, place_entry
-from vault.errors import UsageError
+from vault.entries import Placed, check_key, check_tag, field_in, format_entry, iter_entries, normalise, place_entry
+from vault.errors import GuardError, UsageError
 from vault.faults import crash_point
-from vault.fileio import TextFile, update_note
+from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
 from vault.guards import check_entry
+from vault.notes import parse_note
 from vault.paths import Layout
+from vault.sections import entry_lines, insert_in_section
 from vault.trash import trash_entry
 
 
@@ -26,6 +28,19 @@ class Saved:
     created_section: bool
     status: str = "added"
     trashed: str | None = None
+
+
+def prepare_entry(
+    text: str,
+    key: str | None = None,
+    tags: tuple[str, ...] = (),
+    fields: tuple[tuple[str, str], ...] = (),
+    saved: str | None = None,
+) -> str:
+    """The entry as it will be written, after the guards (a credential, an over-long or empty text, a
+    hostile key or tag is refused with one line): the one check every save path makes."""
+    clean_tags = tuple(check_tag(t) for t in tags)
+    return format_entry(check_entry(text), check_key(key) if key is not None else None, clean_tags, fields, saved)
 
 
 def save_entry(
@@ -46,8 +61,7 @@ def save_entry(
     `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
     `frozen` note may be created but never changed: the message says why, checked under the lock.
     `saved` (a day) is recorded on the entry, for notes whose entries have no day of their own."""
-    tags = tuple(check_tag(t) for t in tags)
-    entry = format_entry(check_entry(text), check_key(key) if key is not None else None, tags, fields, saved)
+    entry = prepare_entry(text, key, tags, fields, saved)
     rel = layout.relative(path)
     outcome: list[tuple[Placed, str | None]] = []
 
@@ -68,3 +82,96 @@ def save_entry(
     update_note(layout, path, change)
     placed, trashed = outcome[-1]
     return Saved(path, placed.section, placed.created_section, placed.status, trashed)
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """One entry of a batch: its text, the section title it goes under, its key, tags and saved day."""
+
+    text: str
+    section: str
+    key: str | None = None
+    tags: tuple[str, ...] = ()
+    saved: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchSaved:
+    """What a batch did, entry by entry (`statuses[i]` for `entries[i]`): `added`, `unchanged`
+    (already in the note), `refused` (with `reasons[i]`: a guard, or a key the note already holds)
+    or `frozen` (the note exists and may not be changed: nothing was written)."""
+
+    path: Path
+    statuses: list[str]
+    reasons: list[str | None]
+    created_sections: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return self.statuses.count(status)
+
+
+def save_batch(
+    layout: Layout,
+    path: Path,
+    entries: Sequence[NewEntry],
+    prefix: str,
+    template: Callable[[], str],
+    on_add: Callable[[str, dict[str, int]], str] | None = None,
+    create_only: bool = False,
+) -> BatchSaved:
+    """Save many entries into one note with one read and one atomic write under the vault lock, so an
+    import of thousands is not thousands of whole-file rewrites. Each entry passes the same guards and
+    gets the same format as `save_entry`; an entry already in the note (normalised text, anywhere in
+    it) or earlier in the batch is `unchanged`. A batch only adds: an entry whose key the note already
+    holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
+    counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
+    prepared: list[str | None] = []
+    reasons: list[str | None] = []
+    for item in entries:
+        try:
+            prepared.append(prepare_entry(item.text, item.key, item.tags, saved=item.saved))
+            reasons.append(None)
+        except (GuardError, UsageError) as exc:
+            prepared.append(None)
+            reasons.append(str(exc))
+    statuses = ["refused" if entry is None else "added" for entry in prepared]
+    rel = layout.relative(path)
+    created: list[str] = []
+    with vault_lock(layout):
+        current = read_note(path, rel) if path.exists() else None
+        if current is not None and create_only:
+            return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
+        body = current.text if current else template()
+        newline = current.newline if current else "\n"
+        existing = list(iter_entries(parse_note(rel, body)))
+        seen = {normalise(e.text) for e in existing}
+        keys = {e.key: f"on {rel}:{e.start_line}" for e in existing if e.key}
+        blocks: dict[str, list[str]] = {}
+        for i, (entry, item) in enumerate(zip(prepared, entries, strict=True)):
+            if entry is None:
+                continue
+            wanted, key = normalise(entry), field_in(entry, "key")
+            if wanted in seen:
+                statuses[i] = "unchanged"
+            elif key is not None and key in keys:
+                statuses[i], reasons[i] = "refused", f"key {key} is already {keys[key]}"
+            else:
+                seen.add(wanted)
+                if key is not None:
+                    keys[key] = "on an earlier entry of this batch"
+                blocks.setdefault(item.section, []).extend(entry_lines(entry, prefix))
+        if not blocks:
+            return BatchSaved(path, statuses, reasons)
+        for title, lines in blocks.items():
+            body, made = insert_in_section(body, title, lines, newline)
+            created += [title] if made else []
+        if on_add is not None:
+            added = [item.section for item, status in zip(entries, statuses, strict=True) if status == "added"]
+            body = on_add(body, {title: added.count(title) for title in blocks})
+        data = (current or TextFile("")).encode(body)
+        if len(data) > MAX_NOTE_BYTES:
+            raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note limit; "
+                             "save fewer entries at once")  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    return BatchSaved(path, statuses, reasons, created)

@@ -66,9 +66,16 @@ def find_sections(lines: list[str], level: int) -> list[Section]:
 
 
 def entry_lines(entry: str, prefix: str = "- ") -> list[str]:
-    """Format an entry as one list item; continuation lines are indented under it."""
+    """Format an entry as one list item; continuation lines are indented under it. A line that would
+    read as a heading or a code fence at two spaces (both may be indented up to three) gets four, so
+    it stays inside the entry instead of ending its section or fencing off the rest of the note."""
     first, *rest = entry.split("\n")
-    return [prefix + first.rstrip()] + [("  " + line).rstrip() for line in rest]
+    return [prefix + first.rstrip()] + [_continuation(line) for line in rest]
+
+
+def _continuation(line: str) -> str:
+    bare = line.strip()
+    return ("    " + bare if bare.startswith(("#", "```", "~~~")) else "  " + line).rstrip()
 
 
 def insert_in_section(text: str, title: str, new_lines: list[str], newline: str, level: int = 2) -> tuple[str, bool]:

@@ -1,0 +1,69 @@
+"""The exchange commands of the `memvault` CLI: `import FILE` and `export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from memvault import verbs
+from memvault.api import Vault
+from memvault.cli_entries import Handler
+from memvault.scopes import READ_SCOPES, Scopes
+from vault.exchange import DEFAULT_SECTION, read_import
+from vault.guards import check_section_name
+from vault.scopes import SCOPES
+
+
+def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
+    path = os.path.abspath(args.file)
+    check_section_name(args.section)
+    read_import(path, args.file)  # a malformed file is refused here, before anything (a user vault) is created
+    with Scopes(vault) as scopes:
+        name, target = scopes.save(args.scope)
+        if scopes.created_user:
+            print(f"created the user vault at {target.root}", file=sys.stderr)
+        reply = target.run(verbs.Import(path, args.section))
+    if args.json:
+        print(json.dumps(reply.to_json(), ensure_ascii=False))
+        return 0
+    for title in reply.created_sections:
+        print(f"section '{title}' did not exist in MEMORY.md: created it", file=sys.stderr)
+    where = "; ".join(f"{rel} {n:,}" for rel, n in reply.paths.items())
+    where = f" ({where})" if len(reply.paths) <= 5 else f" ({len(reply.paths)} notes)"
+    print(f"imported {reply.imported:,}" + (where if reply.imported else "")
+          + f", skipped {reply.skipped:,} already in the vault or repeated in the file, refused {len(reply.refused):,}"
+          + (f" (user vault {target.root})" if name == "user" else "")
+          + (" (indexed by the daemon)" if reply.indexed else ""))  # fmt: skip
+    for refused in reply.refused:
+        print(f"  item {refused['index']}: {refused['reason']}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
+    with Scopes(vault) as scopes:
+        document = scopes.export(args.scope)
+    if args.format == "json":
+        print(json.dumps(document, ensure_ascii=False))
+        return 0
+    entries = document.pop("entries")
+    print(json.dumps(document, ensure_ascii=False))  # the header line says what follows
+    for entry in entries:
+        print(json.dumps(entry, ensure_ascii=False))
+    return 0
+
+
+def add_exchange_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    p = add("import", cmd_import, "import memories: a KinetAios export, a JSON list of strings, or memvault's export")
+    p.add_argument("file", help="the JSON (or memvault JSON-lines) file")
+    p.add_argument("--section", default=DEFAULT_SECTION,
+                   help=f"MEMORY.md section for memories without a place of their own (default {DEFAULT_SECTION})")
+    p.add_argument("--scope", choices=SCOPES, default="project", help="the vault to import into (default project)")
+    p.add_argument("--json", action="store_true", help="one JSON object: imported, skipped, refused, paths")
+
+    p = add("export", cmd_export, "every entry with its text, section, key, tags, place and day, as JSON")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--format", choices=("json", "jsonl"), default="json",
+                   help="one JSON document, or a header line and one entry per line")  # fmt: skip

@@ -1,0 +1,79 @@
+"""The exchange verbs: import memories from a file, export every entry. `memvault.verbs` runs them with
+the others; the logic is `vault.exchange`'s."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from memvault.protocol import Message, Request
+from vault.errors import UsageError
+from vault.exchange import DEFAULT_SECTION, export_entries, import_file
+from vault.guards import check_section_name
+from vault.paths import Layout
+
+
+class ExchangeRuntime(Protocol):
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Imported(Message):
+    """How many memories were written, how many were already in the vault (or earlier in the file), and
+    each refused one: its 1-based place in the file and why. `paths`: each note written, and how many
+    entries went there; `created_sections`: MEMORY.md sections the import had to add."""
+
+    imported: int
+    skipped: int
+    refused: list[dict[str, Any]]
+    paths: dict[str, int]
+    created_sections: list[str]
+    indexed: bool = False
+
+
+@dataclass(frozen=True)
+class Exported(Message):
+    """Every entry of the vault, as `vault.entries.Entry`'s fields."""
+
+    entries: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Import(Request):
+    """Import the memories of the file at `path`. The file travels by name, not by content: a socket
+    request is at most 1 MiB, an import file may be far larger, and the daemon runs as the same user.
+    `section`: where in MEMORY.md the memories without a place of their own go."""
+
+    op: ClassVar[str] = "import"
+    reply: ClassVar[type] = Imported
+    timeout: ClassVar[float] = 3600.0  # the daemon indexes what was written before it replies
+    path: str
+    section: str = DEFAULT_SECTION
+
+    def check(self) -> None:
+        if not os.path.isabs(self.path):
+            raise UsageError(f"{self.path!r}: the file to import is named by its absolute path")
+        check_section_name(self.section)
+
+
+@dataclass(frozen=True)
+class Export(Request):
+    op: ClassVar[str] = "export"
+    reply: ClassVar[type] = Exported
+    timeout: ClassVar[float] = 600.0
+
+
+def import_memories(rt: ExchangeRuntime, request: Import) -> Imported:
+    done = import_file(rt.layout, request.path, request.section)
+    indexed = rt.written(list(done.paths)) if done.paths else False
+    return Imported(done.imported, done.skipped, done.refused, done.paths, done.created_sections, indexed)
+
+
+def export(rt: ExchangeRuntime, request: Export) -> Exported:
+    return Exported(export_entries(rt.layout))
+
+
+EXCHANGE_HANDLERS: dict[type[Request], Any] = {Import: import_memories, Export: export}

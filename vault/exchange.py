@@ -1,0 +1,281 @@
+"""Import and export: memories in from a file, every entry out as data.
+
+Three shapes come in: the KinetAios export (`{"version": 1, "memories": [{"content", "createdAt"?,
+"conversationId"?}]}`), a plain JSON list of strings, and memvault's own export
+(`{"memvault_export": 1, "entries": [...]}`, or its JSON-lines form: that header object on the first
+line, one entry per line after it). A file is read and checked whole before anything is written, so a
+malformed one (not UTF-8, not JSON, the wrong shape) is one line of error and changes nothing.
+
+Where an entry lands: one with a day goes to that day's daily note while the note does not exist (it is
+created, as a backfill; an existing day is frozen), else to MEMORY.md, under its own section (a memvault
+export of a MEMORY.md entry) or the import's section. Text already in the vault, or earlier in the file,
+is skipped (`vault.entries.normalise`); an entry the guards refuse is named with its reason, the rest
+imported. Each note is written once, in one locked atomic write (`vault.saving.save_batch`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vault.daily import backfill_daily
+from vault.entries import Entry, field_in, normalise, vault_entries
+from vault.errors import GuardError, UsageError
+from vault.fileio import MAX_NOTE_BYTES
+from vault.guards import check_section_name
+from vault.memory_file import remember_batch
+from vault.notes import note_kind
+from vault.paths import Layout
+from vault.saving import BatchSaved, NewEntry, prepare_entry
+
+EXPORT_MARK = "memvault_export"
+EXPORT_VERSION = 1
+DEFAULT_SECTION = "Imported"
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+SHAPES = ('a KinetAios export {"memories": [...]}, a memvault export {"memvault_export": 1, ...} '
+          "or a JSON list of strings")
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One memory read from a file. `index` is its 1-based place there (what a refusal names); `daily`
+    says it may go to the daily note of its `date`; `section` is its own MEMORY.md section, if any, and
+    `daily_section` its daily note's section (a memvault export's)."""
+
+    index: int
+    text: str
+    date: str | None = None
+    daily: bool = False
+    section: str | None = None
+    daily_section: str = "conversation"
+    key: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int
+    skipped: int
+    refused: list[dict[str, Any]]
+    paths: dict[str, int] = field(default_factory=dict)  # note -> entries written there
+    created_sections: list[str] = field(default_factory=list)
+
+
+# reading --------------------------------------------------------------------
+def read_import(path: str, name: str | None = None) -> list[Incoming]:
+    """The memories of an import file, checked whole; any fault is one `UsageError` naming the file."""
+    label = name or path
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_IMPORT_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"{label}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise UsageError(f"{label}: over the {MAX_IMPORT_BYTES:,}-byte import limit; split it up")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{label}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    return parse_import(text, label)
+
+
+def parse_import(text: str, label: str = "import") -> list[Incoming]:
+    """The memories of an import file's text, in any of the accepted shapes."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        lines = _json_lines(text, label)
+        if lines is None:
+            raise UsageError(f"{label}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        data = lines
+    except RecursionError:
+        raise UsageError(f"{label}: nested too deeply to be an import file") from None
+    if isinstance(data, list):
+        return [_plain(label, i, item) for i, item in enumerate(data, 1)]
+    if isinstance(data, dict) and EXPORT_MARK in data:
+        if data[EXPORT_MARK] != EXPORT_VERSION:
+            raise UsageError(f"{label}: memvault export version {data[EXPORT_MARK]!r}; this memvault reads version 1")
+        entries = data.get("entries")
+        if not isinstance(entries, list):
+            raise UsageError(f'{label}: a memvault export needs a list "entries"')
+        return [_exported(label, i, item) for i, item in enumerate(entries, 1)]
+    if isinstance(data, dict) and "memories" in data:
+        if data.get("version", 1) != 1:
+            raise UsageError(f"{label}: KinetAios export version {data['version']!r}; this memvault reads version 1")
+        if not isinstance(data["memories"], list):
+            raise UsageError(f'{label}: "memories" must be a list')
+        return [_kinetaios(label, i, item) for i, item in enumerate(data["memories"], 1)]
+    raise UsageError(f"{label}: not an import file; expected {SHAPES}")
+
+
+def _json_lines(text: str, label: str) -> dict[str, Any] | None:
+    """memvault's JSON-lines export as its JSON form, or None when the text is not that."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    try:
+        head = json.loads(lines[0]) if lines else None
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(head, dict) or EXPORT_MARK not in head:
+        return None
+    entries = []
+    for n, line in enumerate(lines[1:], 2):
+        try:
+            entries.append(json.loads(line))
+        except (json.JSONDecodeError, RecursionError):
+            raise UsageError(f"{label}: line {n} of the JSON-lines export is not JSON") from None
+    return {**head, "entries": entries}
+
+
+def _plain(label: str, i: int, item: Any) -> Incoming:
+    if not isinstance(item, str):
+        raise UsageError(f"{label}: item {i} of the list is {_kind(item)}, not a string")
+    return Incoming(i, item)
+
+
+def _kinetaios(label: str, i: int, item: Any) -> Incoming:
+    where = f'{label}: item {i} of "memories"'
+    if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+        raise UsageError(f'{where} needs a string "content"')
+    for name in ("conversationId", "createdAt"):
+        if item.get(name) is not None and not isinstance(item[name], str):
+            raise UsageError(f'{where}: "{name}" must be a string, not {_kind(item[name])}')
+    day = None
+    if item.get("createdAt"):
+        try:
+            day = dt.datetime.fromisoformat(item["createdAt"]).date().isoformat()  # the day as written there
+        except ValueError:
+            raise UsageError(f'{where}: "createdAt" {item["createdAt"][:40]!r} is not an ISO date-time') from None
+    return Incoming(i, item["content"], day, daily=day is not None)
+
+
+def _exported(label: str, i: int, item: Any) -> Incoming:
+    where = f'{label}: item {i} of "entries"'
+    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+        raise UsageError(f'{where} needs a string "text"')
+    for name in ("section", "key", "date", "path"):
+        if item.get(name) is not None and not isinstance(item[name], str):
+            raise UsageError(f'{where}: "{name}" must be a string, not {_kind(item[name])}')
+    tags = item.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise UsageError(f'{where}: "tags" must be a list of strings')
+    day = item.get("date")
+    if day is not None:
+        try:
+            day = dt.date.fromisoformat(day).isoformat()
+        except ValueError:
+            raise UsageError(f'{where}: "date" {day[:40]!r} is not YYYY-MM-DD') from None
+    kind = note_kind(item.get("path") or "")
+    section = item.get("section") or None
+    return Incoming(i, item["text"], day, daily=kind == "daily" and day is not None,
+                    section=section if kind == "memory" else None, daily_section=section or "conversation",
+                    key=item.get("key"), tags=tuple(tags))  # fmt: skip
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", type(None): "null", bool: "true or false"}.get(
+        type(value), f"a {type(value).__name__}"
+    )
+
+
+# importing ------------------------------------------------------------------
+def _clean(text: str) -> str:
+    """One entry's text: line endings as `\\n`, blank lines dropped (a blank line would end the list
+    item, and the rest would be no entry at all), surrounding space stripped."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line for line in lines if line.strip()).strip()
+
+
+def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEFAULT_SECTION,
+                    today: dt.date | None = None) -> ImportResult:  # fmt: skip
+    """Write the memories where they belong (see the module), each note in one batch; returns the counts."""
+    default = check_section_name(section)
+    today_iso = (today or dt.date.today()).isoformat()
+    held = list(vault_entries(layout))
+    seen = {normalise(e.text) for e in held}
+    keys = {e.key: f"on {e.path}:{e.start_line}" for e in held if e.key}
+    refused: list[dict[str, Any]] = []
+    skipped = 0
+    days: dict[str, list[tuple[Incoming, NewEntry]]] = {}
+    memory: list[tuple[Incoming, NewEntry]] = []
+    for item in incoming:
+        try:
+            text = _clean(item.text)
+            key = item.key if item.key and field_in(text, "key") is None else None
+            entry = prepare_entry(text, key, item.tags)
+            title = check_section_name(item.section) if item.section else default
+        except (GuardError, UsageError) as exc:
+            refused.append({"index": item.index, "reason": str(exc)})
+            continue
+        wanted, own_key = normalise(entry), field_in(entry, "key")
+        if wanted in seen:
+            skipped += 1
+            continue
+        if own_key is not None and own_key in keys:
+            refused.append({"index": item.index, "reason": f"key {own_key} is already {keys[own_key]}"})
+            continue
+        seen.add(wanted)
+        if own_key is not None:
+            keys[own_key] = f"on item {item.index} of the file"
+        if item.daily and item.date and not layout.daily_note(dt.date.fromisoformat(item.date)).exists():
+            days.setdefault(item.date, []).append((item, NewEntry(text, item.daily_section, key, item.tags)))
+        else:
+            memory.append((item, NewEntry(text, title, key, item.tags, item.date or today_iso)))
+    _check_size(layout, [e for _, e in memory])
+    result = ImportResult(0, skipped, refused)
+    for day, batch in sorted(days.items()):
+        done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch])
+        for (item, entry), status in zip(batch, done.statuses, strict=True):
+            if status == "frozen":  # the day's note appeared meanwhile: a save may not change it
+                memory.append((item, NewEntry(entry.text, default, entry.key, entry.tags, item.date)))
+        result = _tally(layout, result, done, batch)
+    if memory:
+        result = _tally(layout, result, remember_batch(layout, [e for _, e in memory]), memory)
+    result.refused.sort(key=lambda r: r["index"])
+    return result
+
+
+Routed = list[tuple[Incoming, NewEntry]]
+
+
+def _tally(layout: Layout, result: ImportResult, done: BatchSaved, batch: Routed) -> ImportResult:
+    """The running counts, with what one note's batch did."""
+    added = done.count("added")
+    paths = {**result.paths, layout.relative(done.path): added} if added else result.paths
+    refused = result.refused + [{"index": item.index, "reason": reason}
+                                for (item, _), status, reason in zip(batch, done.statuses, done.reasons, strict=True)
+                                if status == "refused"]  # fmt: skip
+    return ImportResult(result.imported + added, result.skipped + done.count("unchanged"), refused, paths,
+                        result.created_sections + done.created_sections)  # fmt: skip
+
+
+def _check_size(layout: Layout, entries: list[NewEntry]) -> None:
+    """Refuse, before any note is written, an import that would grow MEMORY.md past the note limit
+    (past it, the note could not be read back)."""
+    current = layout.memory_md.stat().st_size if layout.memory_md.exists() else 0
+    grows = sum(len(e.text.encode("utf-8")) + len(e.text.split("\n")) * 6 + 40 for e in entries)
+    if current + grows > MAX_NOTE_BYTES:
+        raise UsageError(f"this import would make MEMORY.md about {current + grows:,} bytes, over the "
+                         f"{MAX_NOTE_BYTES:,}-byte note limit; import it in parts")  # fmt: skip
+
+
+def import_file(layout: Layout, path: str, section: str = DEFAULT_SECTION) -> ImportResult:
+    return import_memories(layout, read_import(path), section)
+
+
+# exporting ------------------------------------------------------------------
+def export_entry(entry: Entry) -> dict[str, Any]:
+    """One entry as export data: `vault.entries.Entry`'s fields, tags as a list."""
+    return {**asdict(entry), "tags": list(entry.tags)}
+
+
+def export_entries(layout: Layout) -> list[dict[str, Any]]:
+    """Every entry of the vault (`vault.entries.vault_entries`), notes in path order."""
+    return [export_entry(e) for e in vault_entries(layout)]
+
+
+def export_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:
+    """memvault's own export: self-describing (`memvault_export`, its version) and importable as is."""
+    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
+    return {EXPORT_MARK: EXPORT_VERSION, "exported_at": stamp, "count": len(entries), "entries": entries}
