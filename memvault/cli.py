@@ -135,6 +135,10 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         result = scopes.search_result(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
+    if result.dates and not args.json:
+        d = result.dates
+        how = "no note is dated then, not used" if d["applied"] == "none" else f"notes dated then: {d['applied']}"
+        print(f"memvault: read {', '.join(map(repr, d['words']))} as {d['from']}..{d['to']} ({how})", file=sys.stderr)
     if result.floor and not result.hits:
         print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
               f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
@@ -281,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mmr", type=float, metavar="LAMBDA", help="diversify the hits: 1 is the fused order, lower "
                    "trades relevance for hits unlike those above them (0..1)")  # fmt: skip
     p.add_argument("--dates", choices=DATES, help="date words in the query ('last week', '2023年5月'): auto, "
-                   "boost the notes dated then, filter to them, or off (default off)")  # fmt: skip
+                   "boost the notes dated then, filter to them, or off (default auto: boost)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")

@@ -151,8 +151,8 @@ def test_date_words_filter_or_boost_the_notes_of_that_time(layout, cli):
     notes[f"daily/{yesterday}.md"] = f"# {yesterday}\n\n- A short budget note.\n"
     notes["MEMORY.md"] = "# Memory\n\n## Decisions\n\n- The budget review is quarterly.\n"
     _indexed(layout, cli, notes)
-    off = _search(cli, "budget review in March 2026")
-    assert "dates" not in off and off["hits"][0]["path"].startswith("daily/2026-01")  # off by default
+    off = _search(cli, "budget review in March 2026", "--dates", "off")
+    assert "dates" not in off and off["hits"][0]["path"].startswith("daily/2026-01")
     filtered = _search(cli, "budget review in March 2026", "--dates", "filter")
     assert filtered["dates"] == {"words": ["March 2026"], "from": "2026-03-01", "to": "2026-03-31",
                                  "applied": "filter"}  # fmt: skip
@@ -160,6 +160,7 @@ def test_date_words_filter_or_boost_the_notes_of_that_time(layout, cli):
     boosted = _search(cli, "budget review in March 2026", "--dates", "boost")
     assert boosted["dates"]["applied"] == "boost" and boosted["hits"][0]["path"] == "daily/2026-03-02.md"
     assert len(boosted["hits"]) > 1  # the rest stay, behind
+    assert _search(cli, "budget review in March 2026") == boosted  # the default, auto, is the boost
     auto = _search(cli, "预算 budget 昨天", "--dates", "auto")  # relative words count from today
     assert auto["dates"]["from"] == auto["dates"]["to"] == yesterday.isoformat()
     assert auto["hits"][0]["path"] == f"daily/{yesterday}.md"
@@ -174,7 +175,7 @@ def test_time_options_travel_under_their_public_names(layout, cli, tmp_path):
     opts = build_options(decay=30, mmr=0.5, dates="auto")
     assert (opts.decay, opts.mmr, opts.dates) == (30.0, 0.5, "auto")
     assert options_from(opts.to_public()) == opts  # batch lines and the socket rebuild them the same
-    assert SearchOptions().decay is None and SearchOptions().mmr is None
+    assert (SearchOptions().decay, SearchOptions().mmr, SearchOptions().dates) == (None, None, "auto")
     for bad in ({"decay": 0}, {"decay": -3}, {"mmr": 1.5}, {"mmr": -0.1}, {"dates": "sometimes"}):
         with pytest.raises(UsageError):
             options_from(bad)
