@@ -1,6 +1,6 @@
-"""`python -m bench quality [--sets a,b] [--quick [N]]`, `python -m bench speed [--quick] [...]`,
-`python -m bench matrix [...]` and `python -m bench recall [--quick [N]] [...]`;
-tables on stdout, full figures as JSON in bench/results/."""
+"""`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time]`,
+`python -m bench speed [--quick] [...]`, `python -m bench matrix [...]` and
+`python -m bench recall [--quick [N]] [...]`; tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
 
@@ -12,8 +12,26 @@ import os
 import platform
 import sys
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _quick(text: str) -> int | dict[str, int]:
+    if "=" not in text:
+        return int(text)
+    return {name.strip(): int(n) for name, n in (part.split("=", 1) for part in text.split(","))}
+
+
+def _runs(text: str) -> dict[str, dict[str, Any]]:
+    from bench.quality import PRESETS
+
+    if text in PRESETS:
+        return PRESETS[text]
+    runs = json.loads(text)
+    if not isinstance(runs, dict) or not all(isinstance(v, dict) for v in runs.values()):
+        raise argparse.ArgumentTypeError('give {"label": {search options}, ...} or a preset name')
+    return runs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,8 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="what", required=True)
     q = sub.add_parser("quality", help="retrieval quality on ../shared/bench")
     q.add_argument("--sets", default="scifact,locomo,cmrc")
-    q.add_argument("--quick", type=int, nargs="?", const=30, default=0, help="sample N queries per set (default 30)")
+    q.add_argument("--quick", type=_quick, nargs="?", const=30, default=0,
+                   help="N queries per set (default 30), or per set: scifact=200,cmrc=300 (others: all)")  # fmt: skip
     q.add_argument("--modes", default="bm25,vector,hybrid,substring")
+    q.add_argument("--search-options", type=_runs, metavar="JSON|NAME",
+                   help='runs instead of modes: {"label": {search options}, ...} or a preset (time)')  # fmt: skip
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
@@ -35,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
         from bench import quality as module
 
-        report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")))
+        report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options)
     else:  # speed, matrix and recall parse their own flags
         module = importlib.import_module(f"bench.{args.what}")
         report = module.main(rest)

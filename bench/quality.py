@@ -18,6 +18,18 @@ from bench.metrics import mean
 
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
 MODES = ("bm25", "vector", "hybrid", "substring")
+# named sets of runs for `--search-options NAME` (or give a JSON object of label -> search options)
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "time": {  # issue 15: each time feature alone against the plain hybrid, one index per vault
+        "hybrid": {"mode": "hybrid", "dates": "off"},
+        "decay 30": {"mode": "hybrid", "dates": "off", "decay": 30},
+        "decay 365": {"mode": "hybrid", "dates": "off", "decay": 365},
+        "mmr 0.7": {"mode": "hybrid", "dates": "off", "mmr": 0.7},
+        "mmr 0.5": {"mode": "hybrid", "dates": "off", "mmr": 0.5},
+        "dates boost": {"mode": "hybrid", "dates": "boost"},
+        "dates filter": {"mode": "hybrid", "dates": "filter"},
+    },
+}
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -63,44 +75,52 @@ def ask(unit: Unit, vault: Path, runs: dict[str, dict[str, Any]], tmp: Path) -> 
     return rows, search_s
 
 
-def run_unit(unit: Unit, modes: tuple[str, ...], tmp: Path) -> dict[str, Any]:
+def run_unit(unit: Unit, runs: dict[str, dict[str, Any]], tmp: Path) -> dict[str, Any]:
+    """Index the unit's vault once and ask every run's queries of that one index."""
     vault = tmp / "vault"
     copy_vault(unit, vault)
     summary, index_s = index(vault)
-    rows, search_s = ask(unit, vault, {mode: {"mode": mode} for mode in modes}, tmp)
+    rows, search_s = ask(unit, vault, runs, tmp)
     return {"rows": rows, "index": summary, "index_s": index_s, "search_s": search_s, "queries": len(unit.queries)}
 
 
 def summarise(name: str, labels: list[str], per_label: dict[str, list]) -> dict[str, Any]:
-    """Mean metrics per label; LoCoMo split into categories 1-4 (the headline) and 5 (adversarial)."""
+    """Mean metrics per label; LoCoMo split into categories 1-4 (the headline) and 5 (adversarial),
+    and each of 1 (multi-hop), 2 (temporal), 3 (open-domain) and 4 (single-hop)."""
     summary: dict[str, Any] = {}
     for label in labels:
         rows = per_label[label]
         if name == "locomo":
+            groups = {"cat1-4": {1, 2, 3, 4}, **{f"cat{c}": {c} for c in (1, 2, 3, 4)}, "cat5": {5}}
             summary[label] = {
-                "cat1-4": {**mean([m for c, m in rows if c != 5]), "n": sum(c != 5 for c, _ in rows)},
-                "cat5": {**mean([m for c, m in rows if c == 5]), "n": sum(c == 5 for c, _ in rows)},
+                group: {**mean([m for c, m in rows if c in cats]), "n": sum(c in cats for c, _ in rows)}
+                for group, cats in groups.items()
             }
         else:
             summary[label] = {**mean([m for _, m in rows]), "n": len(rows)}
     return summary
 
 
-def main(sets: list[str], quick: int, modes: tuple[str, ...]) -> dict[str, Any]:
-    report: dict[str, Any] = {"quick": quick, "modes": modes, "sets": {}}
+def main(
+    sets: list[str], quick: int | dict[str, int], modes: tuple[str, ...], runs: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Every set x every run (a mode each, unless `runs` names search options per label); `quick` is
+    one sample size for all sets or one per set (a set not named is read in full)."""
+    runs = runs or {mode: {"mode": mode} for mode in modes}
+    report: dict[str, Any] = {"quick": quick, "modes": modes, "runs": runs, "sets": {}}
     with tempfile.TemporaryDirectory(prefix="memvault-quality-") as tmp:
         for name in sets:
             per_mode: dict[str, list[tuple[int | None, dict[str, float]]]] = defaultdict(list)
             timing = {"index_s": 0.0, "search_s": 0.0, "chunks_embedded": 0, "queries": 0}
-            for unit in SETS[name](quick):
-                result = run_unit(unit, modes, Path(tmp))
+            for unit in SETS[name](quick.get(name, 0) if isinstance(quick, dict) else quick):
+                result = run_unit(unit, runs, Path(tmp))
                 for mode, rows in result["rows"].items():
                     per_mode[mode].extend(rows)
                 timing["index_s"] += result["index_s"]
                 timing["search_s"] += result["search_s"]
                 timing["chunks_embedded"] += result["index"]["chunks_embedded"]
                 timing["queries"] += result["queries"]
-            summary = summarise(name, list(modes), per_mode)
+            summary = summarise(name, list(runs), per_mode)
             report["sets"][name] = {"metrics": summary, "timing": timing}
             print(f"# {name} done: {timing}", file=sys.stderr)
             print(table({"sets": {name: report["sets"][name]}}), file=sys.stderr)  # partial results survive a stop

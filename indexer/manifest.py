@@ -274,7 +274,8 @@ class Manifest:
         return int(self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
     # embedding cache ----------------------------------------------------
-    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    def cached_vectors(self, model: str, hashes: Sequence[str], touch: bool = True) -> dict[str, np.ndarray]:
+        """Cached vectors by content hash; `touch` marks them used (a reader ranking hits does not)."""
         out: dict[str, np.ndarray] = {}
         for start in range(0, len(hashes), 500):
             part = list(hashes[start : start + 500])
@@ -284,7 +285,7 @@ class Manifest:
                 [model, *part],
             ):
                 out[content_hash] = np.frombuffer(blob, dtype=np.float32)
-        if out:
+        if out and touch:
             now = time.time()
             with self._transaction():
                 self.db.executemany(

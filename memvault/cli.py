@@ -107,7 +107,8 @@ def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
         "mode": args.mode, "limit": args.limit, "per_doc": args.per_doc, "threshold": args.threshold,
         "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
         "from": args.date_from, "to": args.date_to, "kind": args.kind, "section": args.section,
-        "tag": args.tag, "path": args.path, "min_similarity": args.min_similarity,
+        "tag": args.tag, "path": args.path, "min_similarity": args.min_similarity, "decay": args.decay,
+        "mmr": args.mmr, "dates": args.dates,
     }  # fmt: skip
     return {k: v for k, v in flags.items() if v is not None}
 
@@ -137,6 +138,10 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         result = scopes.search_result(verbs.Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
     if result.reason:
         print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
+    if result.dates and not args.json:
+        d = result.dates
+        how = "no note is dated then, not used" if d["applied"] == "none" else f"notes dated then: {d['applied']}"
+        print(f"memvault: read {', '.join(map(repr, d['words']))} as {d['from']}..{d['to']} ({how})", file=sys.stderr)
     if result.floor and not result.hits:
         print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
               f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
@@ -220,6 +225,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from indexer.filters import KINDS
     from search.hits import MODES
+    from search.options import DATES
     from vault.templates import LANGS
 
     common = argparse.ArgumentParser(add_help=False)
@@ -280,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--section", help="only chunks under this ## section")
     p.add_argument("--tag", help="only notes with this frontmatter tag")
     p.add_argument("--path", help="only notes under this vault-relative prefix")
+    p.add_argument("--decay", type=float, metavar="DAYS", help="daily-note hits lose half their score every DAYS "
+                   "days older than the newest daily note (MEMORY.md and other notes never decay)")  # fmt: skip
+    p.add_argument("--mmr", type=float, metavar="LAMBDA", help="diversify the hits: 1 is the fused order, lower "
+                   "trades relevance for hits unlike those above them (0..1)")  # fmt: skip
+    p.add_argument("--dates", choices=DATES, help="date words in the query ('last week', '2023年5月'): auto, "
+                   "boost the notes dated then, filter to them, or off (default auto: boost)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")

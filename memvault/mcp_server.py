@@ -66,21 +66,27 @@ def build_server(vault: Vault) -> Any:
         tag: str | None = None,
         path: str | None = None,
         min_similarity: float | None = None,
+        decay: float | None = None,
+        mmr: float | None = None,
+        dates: Literal["auto", "boost", "filter", "off"] | None = None,
     ) -> dict[str, Any]:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
         notes or MEMORY.md; `min_similarity` (a cosine, about 0.8 for the default model) drops
-        weak hits, and `floor.passed == 0` then means nothing relevant is remembered. Each hit has
-        its `source` (path#Lstart-Lend, for memory_get) and `scope`. At most 50 hits."""
+        weak hits, and `floor.passed == 0` then means nothing relevant is remembered. `decay`: a
+        half-life in days for daily-note hits; `mmr`: 0..1, lower gives more varied hits; `dates`:
+        how date words in the query ("last week", "上周") act. Each hit has its `source`
+        (path#Lstart-Lend, for memory_get) and `scope`. At most 50 hits."""
 
         def call() -> dict[str, Any]:
             options = build_options(mode=mode, limit=min(max(limit, 1), MAX_HITS), date_from=date_from,
                                     date_to=date_to, kind=kind, section=section, tag=tag, path=path,
-                                    min_similarity=min_similarity)  # fmt: skip
+                                    min_similarity=min_similarity, decay=decay, mmr=mmr, dates=dates)  # fmt: skip
             result = scopes.search_result(verbs.Search(query, options), scope)
             hits = [{"source": _source(h.path, h.start_line, h.end_line), "scope": h.scope,
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
                     for h in result.hits]  # fmt: skip
-            return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor}
+            return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor,
+                    "dates": result.dates}  # fmt: skip
 
         return run(call)
 

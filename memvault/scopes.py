@@ -101,7 +101,7 @@ class Scopes:
         reasons = [f"{name} vault: {r.reason}" if len(answers) > 1 else r.reason for name, r in answers if r.reason]
         reasons += [f"{name} vault answered by {r.source}" for name, r in answers[1:] if r.source != first.source]
         return SearchResult(first.query, first.source, "; ".join(reasons) or None,
-                            merged[: request.options.limit], first.terms, first.floor)  # fmt: skip
+                            merged[: request.options.limit], first.terms, first.floor, first.dates)  # fmt: skip
 
     def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, scope: str = "all") -> dict[str, Any]:
         """The prompt blocks (`memvault.context`) from every vault of the scope: `text`, and the same as data."""

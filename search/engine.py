@@ -1,4 +1,5 @@
-"""Where a query is ranked: retrievers, fusion, the per-document cap, and the fallbacks.
+"""Where a query is ranked: retrievers, fusion, time (decay, date words), MMR, the per-document cap,
+and the fallbacks.
 
 `Searcher` holds an open index (or the reason there is none) so batch mode
 and the daemon load the model and BM25 once for many queries.
@@ -6,8 +7,11 @@ and the daemon load the model and BM25 once for many queries.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sqlite3
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -18,11 +22,14 @@ from indexer.opening import open_index
 from indexer.tokenizer import tokenize
 from indexer.vectors import StoreError
 from search.corrections import follow_corrections
+from search.dates import DateWords, read_dates
 from search.fallback import substring_search
-from search.fusion import above_floor, cap_per_doc, rrf
+from search.fusion import Fused, above_floor, cap_per_doc, rrf
 from search.hits import Hit, SearchResult
-from search.options import SearchOptions
+from search.mmr import chunk_vectors, mmr
+from search.options import DATES_AUTO, SearchOptions
 from search.snippet import make_snippet, match_terms
+from search.time import any_dated, boost_factor, decay_factor, newest_daily, reweigh
 from vault.cjk import cjk_share
 from vault.errors import UsageError
 from vault.paths import Layout
@@ -101,10 +108,41 @@ class Searcher:
             hits = [h for h in hits if h.score >= opts.threshold]
         return SearchResult(query, "substring", reason, hits, terms)
 
+    def _date_words(self, query: str, opts: SearchOptions) -> tuple[DateWords | None, dict[str, Any] | None]:
+        """The query's date words and how they act (`applied`); none when off or --from/--to are given."""
+        assert self.index is not None
+        if opts.dates == "off" or opts.filters.date_from or opts.filters.date_to:
+            return None, None
+        words = read_dates(query)
+        if words is None:
+            return None, None
+        applied = DATES_AUTO if opts.dates == "auto" else opts.dates
+        if not any_dated(self.index.payloads, words.start, words.end):
+            applied = "none"  # a range no note is dated in would filter everything out or boost nothing
+        info = {"words": list(words.words), "from": words.start.isoformat(), "to": words.end.isoformat(),
+                "applied": applied}  # fmt: skip
+        return (words if applied != "none" else None), info
+
+    def _reranked(self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None) -> list[Fused]:
+        """Decay and the date boost (on the fused score, then re-sorted)."""
+        assert self.index is not None
+        payloads = self.index.payloads
+        factors = []
+        if opts.decay is not None:
+            half_life, reference = opts.decay, newest_daily(payloads)
+            factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))
+        if boost is not None:
+            factors.append(lambda cid: boost_factor(payloads.get(cid), boost.start, boost.end))
+        return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
+
     def _indexed(self, query: str, tokens: list[str], opts: SearchOptions, terms: tuple[str, ...]) -> SearchResult:
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
-        flt = None if opts.filters.is_empty() else opts.filters
+        words, dates = self._date_words(query, opts)
+        filters = opts.filters
+        if words is not None and dates is not None and dates["applied"] == "filter":
+            filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
+        flt = None if filters.is_empty() else filters
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason = None
         if opts.mode in ("hybrid", "bm25"):
@@ -127,6 +165,7 @@ class Searcher:
         else:
             source, items = next(iter(ranked.items()))
             fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
+        fused = self._reranked(fused, opts, words if dates and dates["applied"] == "boost" else None)
         if opts.threshold is not None:
             fused = [f for f in fused if f[1] >= opts.threshold]
         floor = None
@@ -140,6 +179,8 @@ class Searcher:
             candidates = len(fused)
             fused = above_floor(fused, ranked["vector"], depth, cut)
             floor = {"min_similarity": cut, "passed": len(fused), "candidates": candidates}
+        if opts.mmr is not None:
+            fused = mmr(fused, chunk_vectors(self.index, [f[0] for f in fused]), opts.mmr)
         fused = follow_corrections(fused, self.index, self.layout, flt)
         paths = ((f[0], self.index.path_of(f[0])) for f in fused)
         keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
@@ -156,4 +197,4 @@ class Searcher:
             hits.append(
                 Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
             )
-        return SearchResult(query, source, reason, hits, terms, floor)
+        return SearchResult(query, source, reason, hits, terms, floor, dates)

@@ -52,6 +52,7 @@ class SearchResult:
     hits: list[Hit]
     terms: tuple[str, ...] = ()  # the query's words, for highlighting
     floor: dict[str, Any] | None = None  # with a relevance floor: {"min_similarity", "passed", "candidates"}
+    dates: dict[str, Any] | None = None  # date words read from the query: {"words", "from", "to", "applied"}
 
     def to_json(self) -> dict[str, Any]:
         """The public shape (`RESULT_SCHEMA`): what `search --json` prints and the daemon replies."""
@@ -62,6 +63,7 @@ class SearchResult:
             "hits": [h.to_json() for h in self.hits],
             "terms": list(self.terms),
             **({"floor": self.floor} if self.floor is not None else {}),
+            **({"dates": self.dates} if self.dates is not None else {}),
         }
 
     @classmethod
@@ -73,7 +75,7 @@ class SearchResult:
             for h in reply["hits"]
         ]  # fmt: skip
         return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())),
-                   reply.get("floor"))  # fmt: skip
+                   reply.get("floor"), reply.get("dates"))  # fmt: skip
 
 
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
@@ -111,6 +113,18 @@ RESULT_SCHEMA: dict[str, Any] = {
                 "min_similarity": {"type": "number"},
                 "passed": {"type": "integer", "minimum": 0},
                 "candidates": {"type": "integer", "minimum": 0},
+            },
+        },
+        # with --dates: the date words read, the days they name, and how they acted (boost, filter, or
+        # none: no note is dated in that range, so they were not used)
+        "dates": {
+            "type": "object",
+            "required": ["words", "from", "to", "applied"],
+            "properties": {
+                "words": {"type": "array", "items": {"type": "string"}},
+                "from": {"type": "string", "format": "date"},
+                "to": {"type": "string", "format": "date"},
+                "applied": {"type": "string", "enum": ["boost", "filter", "none"]},
             },
         },
     },
