@@ -58,12 +58,16 @@ class Handler(socketserver.StreamRequestHandler):
         sub = daemon.events.subscribe()
         try:
             self._reply({"ok": True, "subscribed": True})
+            sent = since  # subscribed before the backlog is read: what both hold is sent once
             for event in daemon.events.recent(since) if since else ():
                 self._reply(event)
+                sent = event["seq"]
             while not daemon.stopping.is_set():
                 try:
                     event = sub.get(timeout=0.5)
                 except queue.Empty:
+                    continue
+                if event["seq"] <= sent and event["event"] != "overflow":
                     continue
                 self.wfile.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
                 self.wfile.flush()
