@@ -385,14 +385,12 @@ def test_hostile_keys_tags_and_ids_are_refused_in_one_line_on_the_cli_and_the_so
     assert run_cli(layout, "remember", "--type", "config", "--key", "door", "The door sticks").returncode == 0
     before = snapshot(layout)
     trials = 0
-    for name in HOSTILE_NAMES:
+    for name in (*HOSTILE_NAMES[:4], ""):  # the CLI: the four the issue names and the empty one; the socket: all
         for args in (
             ("remember", "--type", "config", "--key", name, "x"), ("remember", "--type", "config", "--tag", name, "x"),
             ("note", "--key", name, "x"), ("note", "--tag", name, "x"), ("correct", "--tag", name, "door", "x"),
             ("forget", name), ("correct", name, "x"), ("restore", name),
         ):  # fmt: skip
-            if "\x00" in name:
-                continue  # the kernel refuses a NUL in an argument before memvault sees it
             result = run_cli(layout, *args)
             assert result.returncode == 2, (args[:2], name[:20], result.returncode, result.stderr)
             assert one_line(result.stderr) and len(result.stderr.strip().splitlines()) == 1, (args[:2], result.stderr)
