@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, WriteRuntime
 from vault.catalog import catalog_path, years
 from vault.catalog import sync as sync_catalog
 from vault.config import load_settings
@@ -14,15 +14,9 @@ from vault.daily import vault_lang
 from vault.days import recent as recent_days
 from vault.days import set_summary
 from vault.errors import UsageError
-from vault.paths import Layout, parse_date
+from vault.paths import parse_date
 from vault.retention import retention as run_retention
 from vault.templates import daily_template
-
-
-class DayRuntime(Protocol):
-    layout: Layout
-
-    def written(self, paths: list[str]) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -89,14 +83,14 @@ class Retention(Request):
     days: int | None = None
 
 
-def summary(rt: DayRuntime, request: Summary) -> Summarised:
+def summary(rt: WriteRuntime, request: Summary) -> Summarised:
     day = parse_date(request.date) if request.date else dt.date.today()
     path = set_summary(rt.layout, day, request.text, daily_template(day, vault_lang(rt.layout)))
     rel = rt.layout.relative(path)
     return Summarised(rel, request.text.strip(), rt.written([rel]))
 
 
-def catalog(rt: DayRuntime, request: Catalog) -> CatalogText:
+def catalog(rt: WriteRuntime, request: Catalog) -> CatalogText:
     repaired = sync_catalog(rt.layout, None if request.year is None else {request.year})
     out: dict[str, list[dict[str, str]]] = {}
     for year in [request.year] if request.year is not None else years(rt.layout):
@@ -106,11 +100,11 @@ def catalog(rt: DayRuntime, request: Catalog) -> CatalogText:
     return CatalogText(out, repaired)
 
 
-def recent(rt: DayRuntime, request: Recent) -> RecentDays:
+def recent(rt: WriteRuntime, request: Recent) -> RecentDays:
     return RecentDays([asdict(d) for d in recent_days(rt.layout, request.count)])
 
 
-def retention(rt: DayRuntime, request: Retention) -> RetentionReply:
+def retention(rt: WriteRuntime, request: Retention) -> RetentionReply:
     days = request.days if request.days is not None else load_settings(rt.layout.root).retention_days
     if request.days is not None and request.days < 1:
         raise UsageError("--days is a number of days, 1 or more")

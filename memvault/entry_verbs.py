@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, WriteRuntime
 from vault.correct import correct as correct_entry
 from vault.correct import correction_place
 from vault.entries import collect, entry_key
@@ -17,18 +17,12 @@ from vault.forget import Moved as MovedEntry
 from vault.forget import clear as clear_entries
 from vault.forget import forget as forget_entry
 from vault.forget import restore as restore_entry
-from vault.paths import Layout, parse_date
+from vault.paths import parse_date
 from vault.trash import list_trashed
 
 
-class EntryRuntime(Protocol):
+class EntryRuntime(WriteRuntime, Protocol):
     """What an entry verb needs of where it runs."""
-
-    layout: Layout
-
-    def written(self, paths: list[str]) -> bool:
-        """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
-        ...
 
     def purge(self, paths: list[str]) -> None:
         """Text was removed from these notes for good: index them now and leave no copy in the index."""

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, WriteRuntime
 from vault.errors import UsageError
 from vault.exchange import DEFAULT_SECTION, export_entries, import_file
 from vault.guards import check_section_name
-from vault.paths import Layout
-
-
-class ExchangeRuntime(Protocol):
-    layout: Layout
-
-    def written(self, paths: list[str]) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -66,13 +59,13 @@ class Export(Request):
     timeout: ClassVar[float] = 600.0
 
 
-def import_memories(rt: ExchangeRuntime, request: Import) -> Imported:
+def import_memories(rt: WriteRuntime, request: Import) -> Imported:
     done = import_file(rt.layout, request.path, request.section)
     indexed = rt.written(list(done.paths)) if done.paths else False
     return Imported(done.imported, done.skipped, done.refused, done.paths, done.created_sections, indexed)
 
 
-def export(rt: ExchangeRuntime, request: Export) -> Exported:
+def export(rt: WriteRuntime, request: Export) -> Exported:
     return Exported(export_entries(rt.layout))
 
 

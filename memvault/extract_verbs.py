@@ -4,16 +4,15 @@ its lasting statements into the review queue), `review`, `approve` and `reject`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from memvault import llm
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, WriteRuntime
 from vault.conversation import parse_conversation, summarise
 from vault.daily import append_daily, vault_lang
 from vault.errors import GuardError, UsageError
 from vault.guards import check_entry
 from vault.memory_file import remember
-from vault.paths import Layout
 from vault.proposals import Candidate, find_candidates, propose, review, take
 
 # a proposal's kind -> where approving it saves it: a save type, or a section by language
@@ -23,10 +22,6 @@ APPROVE_TO: dict[str, str | dict[str, str]] = {
 }  # fmt: skip
 
 
-class ExtractRuntime(Protocol):
-    layout: Layout
-
-    def written(self, paths: list[str]) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +98,7 @@ def _safe(candidates: list[Candidate], warnings: list[str]) -> list[Candidate]:
     return out
 
 
-def extract(rt: ExtractRuntime, request: Extract) -> Extracted:
+def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     messages = parse_conversation(request.conversation, request.name)
     summary = summarise(messages)
     warnings = list(summary.left_out)
@@ -121,11 +116,11 @@ def extract(rt: ExtractRuntime, request: Extract) -> Extracted:
     return Extracted(rel, len(messages), [asdict(p) for p in proposals], warnings, rt.written([rel]))
 
 
-def review_queue(rt: ExtractRuntime, request: Review) -> Proposals:
+def review_queue(rt: WriteRuntime, request: Review) -> Proposals:
     return Proposals([asdict(p) for p in review(rt.layout)])
 
 
-def approve(rt: ExtractRuntime, request: Approve) -> Approved:
+def approve(rt: WriteRuntime, request: Approve) -> Approved:
     found = next((p for p in review(rt.layout) if p.id == request.id), None)
     if found is None:
         raise UsageError(f"{request.id[:40]!r}: no such proposal (see `memvault review`)")
@@ -141,7 +136,7 @@ def approve(rt: ExtractRuntime, request: Approve) -> Approved:
     return Approved(found.id, rel, saved.section, saved.status, rt.written([rel]))
 
 
-def reject(rt: ExtractRuntime, request: Reject) -> Rejected:
+def reject(rt: WriteRuntime, request: Reject) -> Rejected:
     return Rejected(take(rt.layout, request.id, reason="a rejected proposal").id)
 
 

@@ -12,9 +12,22 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, ClassVar, Self, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, Union
 
 from vault.errors import MemvaultError, UsageError
+
+if TYPE_CHECKING:
+    from vault.paths import Layout
+
+
+class WriteRuntime(Protocol):
+    """Where a verb that writes notes runs: its vault, and what happens once the notes are written."""
+
+    layout: Layout
+
+    def written(self, paths: list[str]) -> bool:
+        """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
+        ...
 
 REGISTRY: dict[str, type[Request]] = {}
 
