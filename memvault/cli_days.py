@@ -11,19 +11,16 @@ from memvault import verbs
 from memvault.api import Vault
 from memvault.cli_entries import Handler, read_text_arg
 from vault.errors import UsageError
+from vault.paths import names_a_day
 
 
 def cmd_summary(args: argparse.Namespace, vault: Vault) -> int:
     words = list(args.args)
-    day = words.pop(0) if words and _is_date(words[0]) and len(words) > 1 else None
+    day = words.pop(0) if words and names_a_day(words[0]) and len(words) > 1 else None
     text = read_text_arg(" ".join(words) if words else None)
     reply = vault.run(verbs.Summary(text, day))
     print(f"summary of {reply.path} set" + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
-
-
-def _is_date(word: str) -> bool:
-    return word in ("today", "yesterday") or (len(word) == 10 and word[4:5] == "-" and word[:4].isdigit())
 
 
 def cmd_catalog(args: argparse.Namespace, vault: Vault) -> int:

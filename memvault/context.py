@@ -26,7 +26,7 @@ from search.hits import Hit, SearchResult
 from search.options import SearchOptions, build_options
 from search.snippet import match_terms
 from vault.correct import correction_of
-from vault.entries import vault_entries
+from vault.entries import clip, vault_entries
 from vault.errors import UsageError
 from vault.paths import Layout
 
@@ -73,10 +73,6 @@ def is_core(section: str) -> bool:
     return any(word in title for word in CORE_WORDS)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def stable_entries(layout: Layout) -> list[dict[str, Any]]:
     """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
     superseded one is replaced by its correction (the newer fact wins), or left out."""
@@ -88,7 +84,7 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
             continue
         said = correction_of(layout, e) if e.superseded else e
         if said is not None:
-            out.append({"section": e.section, "text": _cut(said.fact, VALUE_CHARS), "path": said.path,
+            out.append({"section": e.section, "text": clip(said.fact, VALUE_CHARS), "path": said.path,
                         "line": said.start_line})  # fmt: skip
     return out
 
@@ -122,7 +118,7 @@ def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
     return "recent", found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                               "text": _cut(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
+                               "text": clip(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
 
 
 def context(rt: ContextRuntime, request: Context) -> Contexted:

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from search.hits import SearchResult
 from search.snippet import highlight
-from vault.entries import Entry
+from vault.entries import Entry, clip
 
 ENTRY_CHARS = 120
 
@@ -25,7 +25,7 @@ def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: Text
     for e in entries:
         fields = {k: v for k, v in e.items() if k in Entry.__dataclass_fields__}
         text = Entry(**{**fields, "tags": tuple(e["tags"])}).summary
-        text = text if len(text) <= ENTRY_CHARS else text[: ENTRY_CHARS - 1] + "…"
+        text = clip(text, ENTRY_CHARS)
         link = f"(corrects {e['corrects']})" if e.get("corrects") else ""
         if e.get("superseded"):
             link = f"(superseded {e['superseded']}" + (f" by {e['superseded_by']})" if e.get("superseded_by") else ")")

@@ -13,15 +13,11 @@ from typing import Any
 
 from indexer.filters import FilterSpec
 from indexer.index import Index
+from vault.correct import nearest_correction
+from vault.entries import entries_in
 from vault.paths import Layout
 
 Fused = tuple[str, float, dict[str, int], dict[str, float]]
-
-
-def _pointer_line(text: str, marker: str) -> int:
-    rest = text.split(marker, 1)[1]
-    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
-    return int(digits) if digits else 0
 
 
 def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str | None:
@@ -31,11 +27,9 @@ def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str 
         day = dt.date.fromisoformat(str(payload["superseded"]))
     except ValueError:
         return None
-    marker = f"[corrects:: {payload['path']}:"
     rows = index.chunk_rows(index.chunk_ids(layout.relative(layout.daily_note(day))))
-    line = payload["start_line"]
-    found = [(abs(_pointer_line(r.text, marker) - line), cid) for cid, r in rows.items() if marker in r.text]
-    return min(found)[1] if found else None
+    pairs = ((cid, e) for cid, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
+    return nearest_correction(pairs, payload["path"], payload["start_line"])
 
 
 def follow_corrections(fused: list[Fused], index: Index, layout: Layout, flt: FilterSpec | None) -> list[Fused]:

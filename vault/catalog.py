@@ -16,9 +16,7 @@ import re
 from pathlib import Path
 
 from vault.days import daily_notes, read_day, summary_of
-from vault.errors import NoteReadError
-from vault.fileio import atomic_write, read_note, vault_lock
-from vault.notes import parse_note
+from vault.fileio import atomic_write, vault_lock
 from vault.paths import DAILY_DIR, Layout
 
 CATALOG_DIR = "catalog"
@@ -48,14 +46,7 @@ def _retired(layout: Layout) -> dict[dt.date, Path]:
 
 
 def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
-    if path.parent == layout.daily_dir:
-        note = read_day(layout, path)
-    else:
-        rel = f"{DAILY_DIR}/{day.isoformat()}.md"
-        try:
-            note = parse_note(rel, read_note(path, layout.relative(path)).text)
-        except NoteReadError:
-            note = None
+    note = read_day(layout, path, f"{DAILY_DIR}/{day.isoformat()}.md")
     return (summary_of(note) if note is not None else None) or ""
 
 

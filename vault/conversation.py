@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from vault.entries import clip
 from vault.errors import GuardError, UsageError
 from vault.guards import MAX_ENTRY_CHARS, check_entry
 
@@ -60,7 +61,7 @@ def parse_conversation(text: str, name: str = "conversation") -> list[Message]:
 def _quote(message: Message) -> tuple[str | None, str | None]:
     """One message as the summary shows it, or why it is left out."""
     one = " ".join(message.content.split())
-    cut = one if len(one) <= QUOTE_CHARS else one[: QUOTE_CHARS - 1] + "…"
+    cut = clip(one, QUOTE_CHARS)
     try:
         check_entry(f"{message.role}: {cut}")
         check_entry(message.content, limit=10 * MAX_ENTRY_CHARS)  # a secret past the cut counts too

@@ -11,8 +11,10 @@ own), and search ranks the correction above the entry it corrects, both still fi
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from vault.daily import append_daily
 from vault.entries import SAVED, Entry, check_tag, iter_entries, normalise, tags_in, vault_entries
@@ -22,6 +24,8 @@ from vault.fileio import TextFile, split_lines, update_note
 from vault.forget import select
 from vault.notes import parse_note
 from vault.paths import Layout
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,10 @@ def correction_of(layout: Layout, entry: Entry) -> Entry | None:
         return None
     try:
         rel = layout.relative(layout.daily_note(dt.date.fromisoformat(entry.superseded)))
-        found = [e for e in vault_entries(layout, rel) if (e.corrects or "").rpartition(":")[0] == entry.path]
+        entries = list(vault_entries(layout, rel))
     except (ValueError, UsageError, NoteReadError):
         return None
-    return min(found, key=lambda e: abs(_line(e.corrects) - entry.start_line), default=None)
+    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line)
 
 
 def correction_place(layout: Layout, entry: Entry) -> str | None:
@@ -116,9 +120,17 @@ def correction_place(layout: Layout, entry: Entry) -> str | None:
     return f"{found.path}:{found.start_line}" if found else None
 
 
-def _line(pointer: str | None) -> int:
-    digits = (pointer or "").rpartition(":")[2]
-    return int(digits) if digits.isdigit() else 0
+def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: int) -> T | None:
+    """Of the (thing, entry) pairs, the thing whose entry corrects `path` nearest `line`: a pointer
+    `[corrects:: PATH:LINE]` names the line as it was, and lines move as notes change."""
+    best: tuple[int, T] | None = None
+    for thing, e in candidates:
+        where, _, digits = (e.corrects or "").rpartition(":")
+        if where == path:
+            distance = abs((int(digits) if digits.isdigit() else 0) - line)
+            if best is None or distance < best[0]:
+                best = (distance, thing)
+    return best[1] if best else None
 
 
 def _repoint(layout: Layout, path: Path, old: str, new: str, text: str) -> None:

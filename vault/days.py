@@ -135,10 +135,12 @@ def daily_notes(layout: Layout) -> list[tuple[dt.date, Path]]:
     return sorted(out)
 
 
-def read_day(layout: Layout, path: Path) -> Note | None:
-    rel = layout.relative(path)
+def read_day(layout: Layout, path: Path, rel: str | None = None) -> Note | None:
+    """A day's note, or None when it cannot be read; `rel` names it when `path` is a copy of it
+    elsewhere (the trash), so it still parses as that day's daily note."""
+    where = layout.relative(path)
     try:
-        return parse_note(rel, read_note(path, rel).text)
+        return parse_note(rel or where, read_note(path, where).text)
     except NoteReadError:
         return None
 

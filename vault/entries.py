@@ -84,6 +84,11 @@ def _saved_on(text: str) -> str | None:
     return found.group(1) if found else None
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, an ellipsis marking the cut: how entries are shown short."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def entry_key(text: str) -> str:
     """What identifies an entry across edits elsewhere in its note: its normalised text, hashed."""
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:16]

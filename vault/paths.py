@@ -102,6 +102,11 @@ def is_note_rel(rel: str) -> bool:
     return rel.lower().endswith(NOTE_SUFFIXES) and all(parts) and not _hidden(rel) and rel != REVIEW_FILE
 
 
+def names_a_day(ref: str) -> bool:
+    """`today`, `yesterday` or a `YYYY-MM-DD`-shaped word: a day, where a command takes a day or a path."""
+    return ref.lower() in ("today", "yesterday") or (len(ref) == 10 and ref[4:5] == "-" and ref[:4].isdigit())
+
+
 def note_path(layout: Layout, ref: str) -> Path:
     """`memory`, a date (`today`, `YYYY-MM-DD`) or a vault-relative path, as `show` and `rewrite` accept.
 
@@ -109,7 +114,7 @@ def note_path(layout: Layout, ref: str) -> Path:
     never be pointed at the index, the lock files or the trash in `.memvault/` and `.trash/`."""
     if ref.lower() in ("memory", MEMORY_FILE.lower()):
         return layout.memory_md
-    if ref.lower() in ("today", "yesterday") or (len(ref) == 10 and ref[4:5] == "-" and ref[:4].isdigit()):
+    if names_a_day(ref):
         return inside(layout, layout.relative(layout.daily_note(parse_date(ref))))
     resolved = inside(layout, ref)
     # the name as given (`./a.md` and `a//b.md` name `a.md` and `a/b.md`, `a.md/` names no note) must be

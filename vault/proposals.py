@@ -16,12 +16,11 @@ path (guards, keys, dedupe) and takes it off the queue; `reject` moves it to the
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from dataclasses import dataclass
 
 from vault.cjk import CJK_WIDE
-from vault.entries import Entry, iter_entries, normalise, vault_entries
+from vault.entries import Entry, entry_key, iter_entries, normalise, vault_entries
 from vault.errors import UsageError
 from vault.fileio import TextFile, split_lines, update_note
 from vault.notes import parse_note
@@ -102,7 +101,7 @@ def find_candidates(user_messages: list[str]) -> list[Candidate]:
 
 
 def proposal_id(text: str) -> str:
-    return "p" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:6]
+    return "p" + entry_key(text)[:6]  # the same fact, the same id
 
 
 def _parse(text: str) -> list[tuple[Proposal, Entry]]:
