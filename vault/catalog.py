@@ -50,16 +50,24 @@ def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
     return (summary_of(note) if note is not None else None) or ""
 
 
-def expected(layout: Layout, year: int) -> str:
+def _days(layout: Layout) -> dict[dt.date, Path]:
+    """Every day's note: in `daily/`, else its latest copy in the trash (a retired day)."""
+    days = dict(_retired(layout))
+    days.update(daily_notes(layout))
+    return days
+
+
+def expected(layout: Layout, year: int, days: dict[dt.date, Path] | None = None) -> str:
     """A year's catalog as the notes (and the retired days in the trash) say it."""
-    days = {day: path for day, path in _retired(layout).items() if day.year == year}
-    days.update({day: path for day, path in daily_notes(layout) if day.year == year})
-    return "".join(f"{day.isoformat()}\t{_summary_in(layout, days[day], day)}\n" for day in sorted(days))
+    found = sorted(
+        (day, path) for day, path in (days if days is not None else _days(layout)).items() if day.year == year
+    )
+    return "".join(f"{day.isoformat()}\t{_summary_in(layout, path, day)}\n" for day, path in found)
 
 
-def years(layout: Layout) -> list[int]:
+def years(layout: Layout, days: dict[dt.date, Path] | None = None) -> list[int]:
     """Every year with a daily note, a retired day or a catalog file."""
-    found = {day.year for day, _ in daily_notes(layout)} | {day.year for day in _retired(layout)}
+    found = {day.year for day in (days if days is not None else _days(layout))}
     folder = layout.root / CATALOG_DIR
     found |= {int(p.stem) for p in folder.glob("*.tsv") if p.stem.isdigit()} if folder.is_dir() else set()
     return sorted(found)
@@ -76,13 +84,14 @@ def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
         written = {}
     told, changed = [], False
     with vault_lock(layout):
-        for year in years(layout):
+        days = _days(layout)  # listed once for every year
+        for year in years(layout, days):
             path = catalog_path(layout, year)
             current = path.read_bytes() if path.is_file() else None
             edited = current is not None and hashlib.sha256(current).hexdigest() != written.get(str(year))
             if not (touched is None or year in touched or current is None or edited):
                 continue
-            text = expected(layout, year).encode("utf-8")
+            text = expected(layout, year, days).encode("utf-8")
             if current == text:
                 continue
             if edited:
