@@ -51,3 +51,15 @@ def cli(layout: Layout) -> CliRunner:
         )
 
     return run
+
+
+def start_daemon(cli: CliRunner, root: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    """`memvault daemon start` answers before the daemon's first pass over the vault is done (a
+    search meanwhile sees what is indexed so far); a test that checks indexed content waits for it."""
+    from memvault.daemon.client import ask
+    from tests.reliability.conftest import wait_for
+
+    started = cli("--vault", str(root), "daemon", "start", *args, env=env)
+    assert started.returncode == 0, started.stderr
+    status = lambda: (ask(Layout(root), {"op": "status"}, timeout=5.0) or {}).get("status", {})  # noqa: E731
+    wait_for(lambda: status().get("last_full_reconcile"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 from tests.test_entries import _plant
 
@@ -30,7 +31,7 @@ def test_clear_a_section_through_the_daemon_and_restore_the_batch(layout, cli):
     _plant(layout)
     memory = layout.root / "MEMORY.md"
     before = memory.read_bytes()
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         assert cli("search", "--json", "--mode", "bm25", "tabs spaces").stdout.count('"path"') == 1
         cleared = cli("clear", "--section", "User Preferences", "--yes")

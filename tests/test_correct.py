@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 from vault.chunking import chunk_note
 from vault.notes import parse_note
@@ -38,7 +39,7 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
     memory = layout.root / "MEMORY.md"
     line = next(i for i, t in enumerate(memory.read_text(encoding="utf-8").splitlines(), 1) if "Vue" in t)
     today = f"daily/{dt.date.today().isoformat()}.md"
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         for mode in ("bm25", "hybrid"):
             path, start, end = _hits(cli, OLD, mode)[0]

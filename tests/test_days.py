@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 
 TODAY = dt.date.today()
@@ -29,7 +30,7 @@ def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
     assert cli("note", "first entry of today").returncode == 0
     today_text = layout.daily_note(TODAY).read_text(encoding="utf-8")
     assert today_text.startswith(f"---\ndate: {TODAY.isoformat()}\n---\n")  # memvault writes the date
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         hits = json.loads(cli("search", "--json", "--mode", "bm25", "Zorblat").stdout)["hits"]
         assert hits[0]["path"] == f"daily/{OLD[2].isoformat()}.md" and hits[0]["heading"] == ["index"]

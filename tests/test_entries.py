@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 from vault.entries import iter_entries, normalise
 from vault.notes import parse_note
@@ -99,7 +100,7 @@ def test_list_filters_and_counts_tags(layout, cli):
 
 def test_list_through_the_daemon(layout, cli):
     _plant(layout)
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         from memvault.daemon.client import ask
 
@@ -175,7 +176,7 @@ def test_forget_is_gone_from_search_at_once_and_restore_puts_back_the_same_bytes
     _plant(layout)
     memory = layout.root / "MEMORY.md"
     before = memory.read_bytes()
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         assert _search_paths(cli, "Postgres billing") == ["MEMORY.md"]
         forgot = cli("forget", "billing-db")

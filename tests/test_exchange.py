@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 from vault import saving
 from vault.entries import normalise
@@ -263,7 +264,7 @@ def test_a_malformed_file_is_one_line_and_changes_nothing(layout, cli, tmp_path,
 def test_an_import_through_the_daemon_is_searchable_at_once(layout, cli, tmp_path):
     init_vault(layout, "en")
     file = _write(tmp_path / "list.json", ["The quokka cluster restarts nightly"])
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         from memvault.daemon.client import ask
 

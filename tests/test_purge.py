@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 
 SECRET = "quokka7731zebra"
@@ -47,7 +48,7 @@ def _bm25_hits(cli, query):
 def test_purge_leaves_no_trace(layout, cli, through):
     _plant(cli, layout)
     if through == "daemon":
-        assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+        start_daemon(cli, layout.root, env=HASH_ENV)
     else:
         assert cli("index", env=HASH_ENV).returncode == 0
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 
 
@@ -43,8 +44,8 @@ def test_search_and_list_read_both_vaults_through_their_daemons(layout, cli, use
     for i in range(2):
         saved = cli("remember", "--scope", "user", "--section", f"Ritual {i}", f"Tea ritual {i} of the user")
         assert saved.returncode == 0
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
-    assert cli("--vault", str(user_root), "daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
+    start_daemon(cli, user_root, env=HASH_ENV)
     try:
         both = _search(cli, "--per-doc", "0", "tea")
         scopes = [h["scope"] for h in both["hits"]]

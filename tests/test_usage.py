@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
 
 
@@ -15,7 +16,7 @@ def test_status_usage_and_entries_nobody_recalls(layout, cli):
     assert cli("remember", "--section", "Drinks", "Green tea in the morning").returncode == 0
     assert cli("remember", "--section", "Editors", "Helix for quick edits").returncode == 0
     memory = (layout.root / "MEMORY.md").read_bytes()
-    assert cli("daemon", "start", env=HASH_ENV).returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         for _ in range(2):  # the same query twice: its vector comes from the cache the second time
             assert cli("search", "--json", "green tea").returncode == 0
