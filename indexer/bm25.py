@@ -1,113 +1,209 @@
-"""Exact BM25Okapi (as `rank-bm25` defines it) over an incremental inverted index.
+"""Exact BM25Okapi (as `rank-bm25` defines it) over postings kept in the manifest's SQLite file.
 
-`rank-bm25` rebuilds its whole model to add one document; here a file's
-chunks are added or removed in time proportional to their tokens. The only
-global quantity, the average idf that sets the floor for negative idfs, is
-recomputed lazily (vectorised over the document-frequency array) on the
-first query after a change.
+Each document (a chunk, numbered by its `slot`) adds one row per distinct term to `postings`,
+clustered by term, so a query reads the rows of its own terms and nothing else: a search costs
+the postings of its terms, not the size of the vault, and opening the index reads nothing at
+all. Scores are computed over numpy arrays, never per posting in Python. Writes happen inside
+the manifest's transactions (a chunk and its postings commit together); `BM25` keeps the arrays
+of the terms it has read until a write in this process touches them.
+
+rank-bm25's one global quantity, the floor for negative idfs (epsilon times the average idf of
+the whole vocabulary), is read only when a query term is in more than half the documents.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
+import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS postings (
+    term INTEGER NOT NULL, slot INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
+    PRIMARY KEY (term, slot)) WITHOUT ROWID;
+"""
+_DOCS, _LENGTH = "bm25_docs", "bm25_length"  # meta keys: documents and their total length
+_TERM_ID = np.dtype("<i4")
 
-class BM25Index:
-    """Documents are chunk ids with token counts; scores match rank_bm25.BM25Okapi.get_scores."""
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+@dataclass(frozen=True)
+class Doc:
+    """One document to add: its slot, and its term counts (a term repeated in a query counts again,
+    in a document once per occurrence)."""
+
+    slot: int
+    counts: Mapping[str, int]
+
+    @property
+    def length(self) -> int:
+        return sum(self.counts.values())
+
+
+def add(db: sqlite3.Connection, docs: Sequence[Doc]) -> tuple[list[bytes], set[int]]:
+    """Add documents (inside the caller's transaction); returns each one's term ids, packed, which
+    the caller keeps with the document to remove it later, and the term ids touched."""
+    ids = _term_ids(db, {t for d in docs for t, n in d.counts.items() if n > 0})
+    rows, df, packed = [], Counter[int](), []
+    for doc in docs:
+        terms = sorted(ids[t] for t, n in doc.counts.items() if n > 0)
+        length = doc.length
+        rows.extend((ids[t], doc.slot, int(n), length) for t, n in doc.counts.items() if n > 0)
+        df.update(terms)
+        packed.append(np.asarray(terms, dtype=_TERM_ID).tobytes())
+    db.executemany("INSERT INTO postings VALUES (?,?,?,?)", rows)
+    db.executemany("UPDATE terms SET df = df + ? WHERE id = ?", [(n, i) for i, n in df.items()])
+    _count(db, len(docs), sum(d.length for d in docs))
+    return packed, set(df)
+
+
+def remove(db: sqlite3.Connection, docs: Sequence[tuple[int, bytes, int]]) -> set[int]:
+    """Remove documents given as (slot, packed term ids, length); returns the term ids touched."""
+    df = Counter[int]()
+    pairs = []
+    for slot, packed, _ in docs:
+        terms = np.frombuffer(packed, dtype=_TERM_ID).tolist()
+        df.update(terms)
+        pairs.extend((t, slot) for t in terms)
+    db.executemany("DELETE FROM postings WHERE term = ? AND slot = ?", pairs)
+    db.executemany("UPDATE terms SET df = df - ? WHERE id = ?", [(n, i) for i, n in df.items()])
+    db.executemany("DELETE FROM terms WHERE id = ? AND df <= 0", [(i,) for i in df])
+    _count(db, -len(docs), -sum(length for _, _, length in docs))
+    return set(df)
+
+
+def clear(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM postings")
+    db.execute("DELETE FROM terms")
+    db.execute("DELETE FROM meta WHERE key IN (?, ?)", (_DOCS, _LENGTH))
+
+
+def _count(db: sqlite3.Connection, docs: int, length: int) -> None:
+    for key, delta in ((_DOCS, docs), (_LENGTH, length)):
+        db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + ?",
+                   (key, str(delta), delta))  # fmt: skip
+
+
+def _term_ids(db: sqlite3.Connection, terms: Iterable[str]) -> dict[str, int]:
+    """Ids of these terms, adding the new ones."""
+    wanted = sorted(terms)
+    found = _lookup(db, wanted)
+    missing = [t for t in wanted if t not in found]
+    if missing:
+        db.executemany("INSERT INTO terms (term, df) VALUES (?, 0)", [(t,) for t in missing])
+        found.update(_lookup(db, missing))
+    return found
+
+
+def _lookup(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for start in range(0, len(terms), 500):
+        part = terms[start : start + 500]
+        marks = ",".join("?" * len(part))
+        found.update(db.execute(f"SELECT term, id FROM terms WHERE term IN ({marks})", part).fetchall())
+    return found
+
+
+@dataclass(frozen=True)
+class _Postings:
+    term_id: int
+    slots: np.ndarray
+    tfs: np.ndarray
+    lengths: np.ndarray
+
+
+class BM25:
+    """Scores that match rank_bm25.BM25Okapi.get_scores, read from the postings of the query's terms."""
+
+    def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.db = db
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self._docs: dict[str, dict[str, int]] = {}
-        self._lengths: dict[str, int] = {}
-        self._postings: dict[str, dict[str, int]] = {}
-        self._slot: dict[str, int] = {}
-        self._df = np.zeros(1024, dtype=np.float64)
-        self._total_len = 0
-        self._floor: float | None = None  # epsilon * average idf; None when stale
+        self._postings: dict[str, _Postings | None] = {}
+        self._corpus: tuple[int, int] | None = None
+        self._floor: float | None = None
+
+    def changed(self, term_ids: set[int] | None = None) -> None:
+        """A write in this process added or removed documents holding these terms (None: any)."""
+        self._corpus = self._floor = None
+        if term_ids is None:
+            self._postings.clear()
+        else:
+            stale = [t for t, p in self._postings.items() if p is None or p.term_id in term_ids]
+            for term in stale:
+                del self._postings[term]
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return self._stats()[0]
 
-    def __contains__(self, doc_id: str) -> bool:
-        return doc_id in self._docs
+    def _stats(self) -> tuple[int, int]:
+        if self._corpus is None:
+            rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (_DOCS, _LENGTH)))
+            self._corpus = int(rows.get(_DOCS, 0)), int(rows.get(_LENGTH, 0))
+        return self._corpus
 
-    def add(self, doc_id: str, counts: Mapping[str, int]) -> None:
-        """Add (or replace) one document given its term counts."""
-        if doc_id in self._docs:
-            self.remove(doc_id)
-        doc = {t: int(n) for t, n in counts.items() if n > 0}
-        self._docs[doc_id] = doc
-        length = sum(doc.values())
-        self._lengths[doc_id] = length
-        self._total_len += length
-        for term, n in doc.items():
-            posting = self._postings.get(term)
-            if posting is None:
-                posting = self._postings[term] = {}
-                if term not in self._slot:
-                    self._slot[term] = len(self._slot)
-                    if len(self._slot) > len(self._df):
-                        self._df = np.concatenate([self._df, np.zeros(len(self._df))])
-            posting[doc_id] = n
-            self._df[self._slot[term]] += 1
-        self._floor = None
+    def _read(self, term: str) -> _Postings | None:
+        if term not in self._postings:
+            row = self.db.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
+            found = None
+            if row is not None:
+                data = self.db.execute("SELECT slot, tf, length FROM postings WHERE term = ?", row).fetchall()
+                if data:
+                    array = np.array(data, dtype=np.int64).reshape(-1, 3)
+                    found = _Postings(row[0], array[:, 0], array[:, 1], array[:, 2])
+            self._postings[term] = found
+        return self._postings[term]
 
-    def add_tokens(self, doc_id: str, tokens: Iterable[str]) -> None:
-        self.add(doc_id, Counter(tokens))
-
-    def remove(self, doc_id: str) -> None:
-        doc = self._docs.pop(doc_id, None)
-        if doc is None:
-            return
-        self._total_len -= self._lengths.pop(doc_id)
-        for term in doc:
-            posting = self._postings[term]
-            del posting[doc_id]
-            self._df[self._slot[term]] -= 1
-            if not posting:
-                del self._postings[term]
-        self._floor = None
-
-    def _idf(self, df: float, n: int) -> float:
-        return math.log(n - df + 0.5) - math.log(df + 0.5)
-
-    def _negative_floor(self) -> float:
+    def _negative_floor(self, n: int) -> float:
         if self._floor is None:
-            n = len(self._docs)
-            df = self._df[: len(self._slot)]
-            df = df[df > 0]
-            idf_sum = float(np.sum(np.log(n - df + 0.5) - np.log(df + 0.5))) if len(df) else 0.0
-            self._floor = self.epsilon * (idf_sum / len(df) if len(df) else 0.0)
+            df = np.array([r[0] for r in self.db.execute("SELECT df FROM terms WHERE df > 0")], dtype=np.float64)
+            idf = np.log(n - df + 0.5) - np.log(df + 0.5)
+            self._floor = self.epsilon * (float(idf.sum()) / len(df) if len(df) else 0.0)
         return self._floor
 
-    def scores(self, query: list[str], allow: Callable[[str], bool] | None = None) -> dict[str, float]:
-        """Scores of every document holding a query term (others score 0, as in rank-bm25)."""
-        n = len(self._docs)
+    def scores(self, query: list[str], allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, scores) of every document holding a query term (others score 0, as in rank-bm25),
+        among `allowed` slots (sorted) when given."""
+        n, total = self._stats()
+        empty = np.zeros(0, dtype=np.int64), np.zeros(0)
         if not n:
-            return {}
-        avgdl = self._total_len / n
+            return empty
+        avgdl = total / n
         k1, b = self.k1, self.b
-        out: dict[str, float] = {}
+        slots, parts = [], []
         for term in query:  # repeated query terms count again, as in rank-bm25
-            posting = self._postings.get(term)
-            if not posting:
+            found = self._read(term)
+            if found is None:
                 continue
-            idf = self._idf(len(posting), n)
+            df = len(found.slots)
+            idf = math.log(n - df + 0.5) - math.log(df + 0.5)
             if idf < 0:
-                idf = self._negative_floor()
-            for doc_id, tf in posting.items():
-                if allow is not None and not allow(doc_id):
-                    continue
-                norm = tf + k1 * (1 - b + b * self._lengths[doc_id] / avgdl)
-                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (k1 + 1) / norm
-        return out
+                idf = self._negative_floor(n)
+            tf = found.tfs.astype(np.float64)
+            parts.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * found.lengths / avgdl)))
+            slots.append(found.slots)
+        if not slots:
+            return empty
+        every = np.concatenate(slots)
+        if allowed is not None:
+            keep = np.isin(every, allowed)
+            every, parts = every[keep], [np.concatenate(parts)[keep]]
+        if not len(every):
+            return empty
+        summed = np.bincount(every, weights=np.concatenate(parts))
+        held = np.flatnonzero(np.bincount(every))
+        return held, summed[held]
 
-    def top(self, query: list[str], k: int, allow: Callable[[str], bool] | None = None) -> list[tuple[str, float]]:
-        """The `k` best documents, best first; ties broken by id so results are repeatable."""
-        scored = self.scores(query, allow)
-        return heapq.nsmallest(k, scored.items(), key=lambda item: (-item[1], item[0]))
+    def top(self, query: list[str], k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The `k` best (slot, score), best first, and any tied with the k-th: the caller breaks ties by
+        chunk id (see `Index.bm25_top`)."""
+        slots, scores = self.scores(query, allowed)
+        if len(slots) > k:
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            keep = scores >= kth  # every document tied with the k-th stays: ties are broken by id
+            slots, scores = slots[keep], scores[keep]
+        order = np.lexsort((slots, -scores))
+        return list(zip(slots[order].tolist(), scores[order].tolist(), strict=True))

@@ -69,6 +69,29 @@ class FilterSpec:
             return False
         return not (self.tag and self.tag not in (payload.get("tags") or ()))
 
+    def to_sql(self) -> tuple[str, list[Any]]:
+        """The same predicate over the manifest's chunk columns (a WHERE clause and its parameters)."""
+        where, params = ["1"], []
+        if self.path_prefix:
+            where.append("substr(path, 1, ?) = ?")
+            params += [len(self.path_prefix), self.path_prefix]
+        if self.kinds:
+            where.append(f"kind IN ({','.join('?' * len(self.kinds))})")
+            params += list(self.kinds)
+        if self.date_from:
+            where.append("date >= ?")
+            params.append(iso_day(self.date_from))
+        if self.date_to:
+            where.append("date <= ?")
+            params.append(iso_day(self.date_to))
+        if self.section:
+            where.append("section = ?")
+            params.append(self.section)
+        if self.tag:
+            where.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
+            params.append(self.tag)
+        return " AND ".join(where), params
+
     def _conditions(self, m: Any, date_range: Any, prefix: Any) -> list[Any]:
         out = []
         if self.path_prefix:

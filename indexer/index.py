@@ -1,11 +1,12 @@
-"""The open index of one vault: the manifest, the vector store, BM25 and the chunk payloads, and the
-rule they keep together: every chunk the manifest lists is in the vector store, in BM25 and among
-the payloads, and nothing else is.
+"""The open index of one vault: the manifest (with BM25's postings and the chunks' payloads), the
+vector store and the embedding cache, and the rule they keep together: every chunk the manifest
+lists is in the vector store, and nothing else is.
 
 Every change goes through this class, in the order that keeps the rule recoverable: vector writes
-first, bracketed by the manifest's `dirty` mark; the manifest commit last; BM25 and the payloads (in
-memory, restored from the manifest at open) after it. After a crash the manifest is never newer than
-the store, and `reset("repair")` settles the difference. `indexer.opening.open_index` opens one: the
+first, bracketed by the manifest's `dirty` mark; the manifest commit (chunks and postings in one
+transaction) last. After a crash the manifest is never newer than the store, and `reset("repair")`
+settles the difference. Nothing is held in memory per chunk: a search reads the postings of its
+terms and the rows of its hits. `indexer.opening.open_index` opens one: the
 lock, the choice of model and tokenizer, the migrations.
 """
 
@@ -24,10 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexer.bm25 import BM25Index
+from indexer.embed_cache import EmbedCache
 from indexer.embedder import Embedder
 from indexer.filters import FilterSpec
-from indexer.manifest import ChunkRow, FileRow, Manifest
+from indexer.manifest import ChunkRow, FileRow, Manifest, cache_path
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from vault.config import Settings, load_settings
@@ -81,8 +82,7 @@ class FileChunks:
 class Index:
     """The stores of one vault while they are open; use as a context manager or call `close()`.
 
-    A reader (`writable=False`, as search is) never changes anything. `bm25_loaded` is False for
-    writers that never search (`memvault index`): BM25 then holds only what this process adds."""
+    A reader (`writable=False`, as search is) never changes anything."""
 
     def __init__(
         self,
@@ -100,9 +100,7 @@ class Index:
         self.embedder = embedder
         self.tokenizer: Tokenizer | None = None  # settled by the opener
         self.vectors: VectorStore | None = None
-        self.bm25 = BM25Index()
-        self.payloads: dict[str, dict[str, Any]] = {}
-        self.bm25_loaded = False
+        self.cache = EmbedCache(cache_path(manifest.path), create=writable)
         self.rebuilt = manifest.created  # derived data started from nothing in this process
         self._lock_fd = lock_fd
         self.listener: Callable[..., None] | None = None  # told of each note indexed, dropped or failed
@@ -155,14 +153,16 @@ class Index:
     def chunk_rows(self, ids: Sequence[str]) -> dict[str, ChunkRow]:
         return self.manifest.get_chunks(ids)
 
-    def path_of(self, chunk_id: str) -> str | None:
-        payload = self.payloads.get(chunk_id)
-        return payload["path"] if payload else None
+    def payloads(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The filter payloads of these chunks (those still indexed)."""
+        return {cid: row.payload for cid, row in self.manifest.get_chunks(ids, text=False).items()}
 
     def bm25_top(self, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
-        """The best `k` by BM25 among chunks the filter admits (filtered before the cut)."""
-        allow = None if flt is None else (lambda cid: flt.matches(self.payloads[cid]))
-        return self.bm25.top(tokens, k, allow)
+        """The best `k` by BM25 among chunks the filter admits (filtered before the cut), ties by id."""
+        allowed = None if flt is None else self.manifest.slots_matching(flt)
+        best = self.manifest.bm25.top(tokens, k, allowed)
+        ids = self.manifest.ids_of_slots([slot for slot, _ in best])
+        return sorted(((ids[slot], score) for slot, score in best), key=lambda item: (-item[1], item[0]))[:k]
 
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         return self._store().search(vector, k, flt)
@@ -181,8 +181,8 @@ class Index:
         stored = self._store().ids()
         if stored != listed:
             problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
-        if self.bm25_loaded and (set(self.payloads) != listed or len(self.bm25) != len(listed)):
-            problems.append(f"BM25 holds {len(self.bm25)} chunks, the manifest {len(listed)}")
+        if len(self.manifest.bm25) != len(listed):
+            problems.append(f"BM25 holds {len(self.manifest.bm25)} chunks, the manifest {len(listed)}")
         return problems
 
     # changing -------------------------------------------------------------
@@ -200,7 +200,6 @@ class Index:
         old = self.manifest.chunk_ids(rel)
         self._delete_points(old)
         self.manifest.record_failure(rel, size, mtime_ns, "", error)
-        self._drop_from_memory(old)
         self._emit("index-error", path=rel, error=error)
         return len(old)
 
@@ -209,7 +208,6 @@ class Index:
         old = self.manifest.chunk_ids(rel)
         self._delete_points(old)
         self.manifest.forget_file(rel)
-        self._drop_from_memory(old)
         self._emit("file-unindexed", path=rel)
         return len(old)
 
@@ -218,14 +216,14 @@ class Index:
         Returns the vectors and how many were embedded now."""
         model = self.embedder.name
         hashes = list(dict.fromkeys(c.content_hash for c in chunks))
-        cached = self.manifest.cached_vectors(model, hashes)
+        cached = self.cache.get(model, hashes)
         todo = [h for h in hashes if h not in cached]
         self.embed_cache["hits"] += len(hashes) - len(todo)
         self.embed_cache["misses"] += len(todo)
         if todo:
             text_of = {c.content_hash: c.text for c in chunks}
             fresh = dict(zip(todo, self.embedder.embed_passages([text_of[h] for h in todo]), strict=True))
-            self.manifest.cache_vectors(model, fresh)
+            self.cache.put(model, fresh)
             cached.update(fresh)
         crash_point("after-embed")
         vectors = np.stack([cached[c.content_hash] for c in chunks]) if chunks else np.zeros((0, 1))
@@ -249,14 +247,9 @@ class Index:
         store.flush()
         assert self.tokenizer is not None
         for f in batch:
-            old = self.manifest.chunk_ids(f.rel)
             tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
             self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens)
             crash_point("mid-manifest")
-            self._drop_from_memory(old)
-            for chunk, payload, counts in zip(f.chunks, f.payloads, tokens, strict=True):
-                self.bm25.add(chunk.id, counts)
-                self.payloads[chunk.id] = payload
         self.manifest.set_meta("dirty", "0")
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
@@ -274,12 +267,13 @@ class Index:
         embedded store afresh from the cached vectors (it keeps deleted points in its segments and WAL
         until a vacuum it may never run; a server's optimizers do that themselves). Returns the notes
         whose vectors were not cached: the next reconcile embeds them again."""
-        self.manifest.drop_unused_cache()
+        self.cache.keep_only(self.manifest.content_hashes())
+        self.cache.scrub()
         self.manifest.scrub()
         if self.config.qdrant_url:
             return []
-        rows = [(cid, payload) for cid, payload, _ in self.manifest.iter_chunks(with_tokens=False)]
-        cached = self.manifest.cached_vectors(self.embedder.name, [p["content_hash"] for _, p in rows])
+        rows = [(row.id, row.payload) for row in self.manifest.all_chunks()]
+        cached = self.cache.get(self.embedder.name, [p["content_hash"] for _, p in rows])
         kept = [(cid, p) for cid, p in rows if p["content_hash"] in cached]
         self.manifest.set_meta("dirty", "1")
         self._close_vectors()
@@ -299,11 +293,6 @@ class Index:
             self.manifest.set_meta("dirty", "1")
             self._store().delete(ids)
 
-    def _drop_from_memory(self, ids: Sequence[str]) -> None:
-        for chunk_id in ids:
-            self.bm25.remove(chunk_id)
-            self.payloads.pop(chunk_id, None)
-
     # resets: the one vocabulary ---------------------------------------------
     def reset(self, level: Reset) -> None:
         """Bring the stores back into agreement; notes are never touched.
@@ -316,7 +305,7 @@ class Index:
           and the store is opened again, empty.
         """
         if level == "repair":
-            known = {cid: payload["path"] for cid, payload, _ in self.manifest.iter_chunks(with_tokens=False)}
+            known = self.manifest.chunk_paths()
             store = self._store()
             stored = store.ids()
             orphans = stored - known.keys()
@@ -340,19 +329,10 @@ class Index:
             self.manifest.recreate()
             _remove_tree(self.edge_path)
         self.manifest.set_meta("dirty", "0")
-        self.bm25 = BM25Index()
-        self.payloads = {}
         self.rebuilt = True
         if level == "rebuild":
             self.open_vectors()
         self._emit("index-rebuilt", level=level)
-
-    def load_bm25(self) -> None:
-        """Restore BM25 and the payloads from the token counts stored in the manifest."""
-        for chunk_id, payload, counts in self.manifest.iter_chunks():
-            self.bm25.add(chunk_id, counts or {})
-            self.payloads[chunk_id] = payload
-        self.bm25_loaded = True
 
     def _close_vectors(self) -> None:
         if self.vectors is not None:
@@ -365,6 +345,7 @@ class Index:
             if self.vectors is not None:
                 self.vectors.close()
             self.manifest.close()
+            self.cache.close()
         finally:
             os.close(self._lock_fd)
 

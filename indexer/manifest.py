@@ -1,8 +1,10 @@
-"""The SQLite manifest: what is indexed, from which file version, plus the embedding cache.
+"""The SQLite manifest: what is indexed, from which file version: the files, their chunks (the
+fields a hit shows and the filters read, each once, as columns) and BM25's postings.
 
 It is written last in every reconcile step, so after a crash it describes a
 state no newer than the stores; the next reconcile redoes whatever is newer.
-A manifest with another schema version is recreated, never misread.
+A manifest with another schema version is recreated, never misread (the
+embedding cache has its own file, `indexer.embed_cache`, and survives that).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import logging
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from indexer import bm25
+from indexer.embed_cache import EmbedCache
+from indexer.embed_cache import scrub as scrub_db
+from indexer.filters import FilterSpec
 from indexer.vectors import StoreError
 from vault.model import Chunk
 
 log = logging.getLogger("memvault")
-SCHEMA_VERSION = "1"
-CACHE_CAP = 200_000
+SCHEMA_VERSION = "2"
+PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,17 +39,17 @@ CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     status TEXT NOT NULL, error TEXT, chunks INTEGER NOT NULL DEFAULT 0, indexed_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, path TEXT NOT NULL, heading TEXT NOT NULL, section TEXT NOT NULL,
-    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL, text TEXT NOT NULL,
-    payload TEXT NOT NULL, tokens TEXT NOT NULL);
+    slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
+    section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
+    kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
+    length INTEGER NOT NULL, terms BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE TABLE IF NOT EXISTS embed_cache (
-    model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL, used REAL NOT NULL,
-    PRIMARY KEY (model, content_hash));
-CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
-"""
+CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
+""" + bm25.SCHEMA
 # when an entry was last in a search's hits, by `vault.entries.entry_key`: usage, never written into the notes
 _RECALLS = "CREATE TABLE IF NOT EXISTS recalls (entry TEXT PRIMARY KEY, last REAL NOT NULL, count INTEGER NOT NULL)"
+_ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded"
+_ROW_BARE = _ROW.replace("text", "NULL")  # ranking and filters read all but the text
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,15 @@ class ChunkRow:
     text: str
     payload: dict[str, Any]
 
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ChunkRow:
+        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded = row
+        text = zlib.decompress(packed).decode("utf-8") if packed else ""
+        payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
+                   "start_line": start, "end_line": end, "content_hash": content_hash,
+                   **({"superseded": superseded} if superseded else {})}  # fmt: skip
+        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload)
+
 
 class IndexUnavailable(StoreError):
     """The index cannot answer (missing, corrupt, other schema); readers fall back, writers rebuild."""
@@ -88,9 +104,15 @@ class Manifest:
             raise IndexUnavailable(f"{path.parent}: no index yet; run `memvault index`")
         try:
             self._open(create)
-            if self.get_meta("schema") != SCHEMA_VERSION:
-                raise sqlite3.DatabaseError(f"schema {self.get_meta('schema')!r}, expected {SCHEMA_VERSION!r}")
-            if create and not self.created:
+            schema = self.get_meta("schema")
+            if schema == "1" and create:  # the first format: keep its vectors, rebuild the rest from the notes
+                kept = EmbedCache(cache_path(path)).adopt(self.db)
+                log.warning(f"{path}: the index format changed; rebuilding it from the notes "
+                            f"({kept} cached vectors kept)")
+                self.recreate()
+            elif schema != SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(f"schema {schema!r}, expected {SCHEMA_VERSION!r}")
+            elif create and not self.created:
                 self._check()
         except sqlite3.DatabaseError as exc:
             if not create:
@@ -103,6 +125,8 @@ class Manifest:
         fresh = create and not self.path.exists()
         uri = f"file:{self.path}" + ("" if create else "?mode=rw")
         self.db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+        if fresh:
+            self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the file has its first page
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         if fresh:
@@ -112,16 +136,20 @@ class Manifest:
         if create:  # added after schema 1: a writer adds it to an older manifest, readers do without
             self.db.execute(_RECALLS)
         self._ino = self._inode()
+        self.bm25 = bm25.BM25(self.db)
 
     def _check(self) -> None:
         """A writer reads every page once at open: a garbled page in a table it would not touch
-        (chunk texts, the embedding cache) must be found now, not by the next search."""
+        (chunk texts, postings) must be found now, not by the next search."""
         found = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
         if found != "ok":
             raise sqlite3.DatabaseError(f"integrity check failed: {' '.join(found.split())[:200]}")
-        bad = self.db.execute("SELECT COUNT(*) FROM chunks WHERE NOT json_valid(tokens) OR NOT json_valid(payload)")
+        bad = self.db.execute(
+            "SELECT COUNT(*) FROM chunks WHERE NOT json_valid(heading) OR (tags IS NOT NULL AND NOT json_valid(tags))"
+            " OR typeof(terms) != 'blob' OR length(terms) % 4 != 0"
+        )
         count = bad.fetchone()[0]
-        if count:  # the token counts BM25 is rebuilt from, or the filter payloads
+        if count:
             raise sqlite3.DatabaseError(f"{count} chunk rows hold unreadable JSON")
 
     def _inode(self) -> tuple[int, int] | None:
@@ -162,7 +190,7 @@ class Manifest:
     def chunk_ids(self, path: str | None = None) -> list[str]:
         if path is None:
             return [r[0] for r in self.db.execute("SELECT id FROM chunks")]
-        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=? ORDER BY slot", (path,))]
 
     def record_file(
         self,
@@ -174,138 +202,143 @@ class Manifest:
         payloads: Sequence[dict[str, Any]],
         tokens: Sequence[dict[str, int]],
     ) -> None:
-        """Replace a file's chunks and mark it indexed, in one transaction."""
-        with self._transaction():
-            self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
-            self.db.executemany(
-                "INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        c.id,
-                        c.path,
-                        json.dumps(c.heading, ensure_ascii=False),
-                        c.section,
-                        c.start_line,
-                        c.end_line,
-                        c.content_hash,
-                        c.text,
-                        json.dumps(p, ensure_ascii=False),
-                        json.dumps(t, ensure_ascii=False),
-                    )
-                    for c, p, t in zip(chunks, payloads, tokens, strict=True)
-                ],
-            )
-            self.db.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
-            )
+        """Replace a file's chunks and their postings and mark it indexed, in one transaction."""
+        touched: set[int] = set()
+        try:
+            with self._transaction():
+                touched |= self._drop_chunks(path)
+                base = self.db.execute("SELECT COALESCE(MAX(slot), 0) + 1 FROM chunks").fetchone()[0]
+                docs = [bm25.Doc(base + i, counts) for i, counts in enumerate(tokens)]
+                packed, added = bm25.add(self.db, docs)
+                touched |= added
+                rows = [_chunk_row(c, p, d, t) for c, p, d, t in zip(chunks, payloads, docs, packed, strict=True)]
+                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                    (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
+                )
+        finally:
+            self.bm25.changed(touched)
+
+    def _drop_chunks(self, path: str | None) -> set[int]:
+        """Remove a file's chunks (every chunk: None) and their postings, inside a transaction."""
+        if path is None:
+            bm25.clear(self.db)
+            self.db.execute("DELETE FROM chunks")
+            return set()
+        rows = self.db.execute("SELECT slot, terms, length FROM chunks WHERE path=?", (path,)).fetchall()
+        touched = bm25.remove(self.db, rows) if rows else set()
+        self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
+        return touched
 
     def record_failure(self, path: str, size: int, mtime_ns: int, sha: str, error: str) -> None:
         """A file that cannot be indexed keeps no chunks; its reason is kept for `status`."""
-        with self._transaction():
-            self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
-            self.db.execute(
-                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                (path, sha, size, mtime_ns, "failed", error, 0, time.time()),
-            )
+        touched: set[int] = set()
+        try:
+            with self._transaction():
+                touched = self._drop_chunks(path)
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                    (path, sha, size, mtime_ns, "failed", error, 0, time.time()),
+                )
+        finally:
+            self.bm25.changed(touched)
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Same content, new mtime (a `touch`, a checkout): remember the stat so the hash is not redone."""
         self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
 
     def forget_file(self, path: str) -> None:
-        with self._transaction():
-            self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
-            self.db.execute("DELETE FROM files WHERE path=?", (path,))
+        touched: set[int] = set()
+        try:
+            with self._transaction():
+                touched = self._drop_chunks(path)
+                self.db.execute("DELETE FROM files WHERE path=?", (path,))
+        finally:
+            self.bm25.changed(touched)
 
     def invalidate(self, paths: Iterable[str]) -> None:
         """Force these files to be re-read by the next reconcile (their stores disagreed with us)."""
         self.db.executemany("UPDATE files SET sha256='', mtime_ns=-1 WHERE path=?", [(p,) for p in paths])
 
     def clear(self) -> None:
-        """Forget every file and chunk (a rebuild); the embedding cache stays, keyed by model."""
-        with self._transaction():
-            self.db.execute("DELETE FROM chunks")
-            self.db.execute("DELETE FROM files")
+        """Forget every file and chunk (a rebuild); the embedding cache, a file of its own, stays."""
+        try:
+            with self._transaction():
+                self._drop_chunks(None)
+                self.db.execute("DELETE FROM files")
+        finally:
+            self.bm25.changed()
+
+    def retokenize(self, tokenize: Any) -> None:
+        """Cut every stored chunk text again with another tokenizer and rebuild the postings."""
+        try:
+            with self._transaction():
+                rows = self.db.execute("SELECT slot, text FROM chunks").fetchall()
+                bm25.clear(self.db)
+                docs = [bm25.Doc(slot, _counts(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
+                for start in range(0, len(docs), 1000):
+                    part = docs[start : start + 1000]
+                    packed, _ = bm25.add(self.db, part)
+                    self.db.executemany("UPDATE chunks SET terms=?, length=? WHERE slot=?",
+                                        [(t, d.length, d.slot) for d, t in zip(part, packed, strict=True)])  # fmt: skip
+        finally:
+            self.bm25.changed()
 
     # chunks -------------------------------------------------------------
-    def iter_chunks(self, with_tokens: bool = True) -> Iterator[tuple[str, dict[str, Any], dict[str, int] | None]]:
-        """(id, payload, token counts) for every chunk: what BM25 and filters need at start."""
-        query = "SELECT id, payload, tokens FROM chunks" if with_tokens else "SELECT id, payload, NULL FROM chunks"
-        for chunk_id, payload, tokens in self.db.execute(query):
-            try:
-                yield chunk_id, json.loads(payload), json.loads(tokens) if tokens is not None else None
-            except ValueError:
-                raise sqlite3.DatabaseError(f"{self.path}: chunk {chunk_id} holds unreadable JSON") from None
+    def chunk_paths(self) -> dict[str, str]:
+        """Every chunk id and the note it is in."""
+        return dict(self.db.execute("SELECT id, path FROM chunks"))
 
-    def iter_texts(self) -> Iterator[tuple[str, str]]:
-        yield from self.db.execute("SELECT id, text FROM chunks")
-
-    def set_tokens(self, rows: Iterable[tuple[str, dict[str, int]]]) -> None:
-        with self._transaction():
-            self.db.executemany(
-                "UPDATE chunks SET tokens=? WHERE id=?", [(json.dumps(t, ensure_ascii=False), i) for i, t in rows]
-            )
-
-    def get_chunks(self, ids: Sequence[str]) -> dict[str, ChunkRow]:
+    def get_chunks(self, ids: Sequence[str], text: bool = True) -> dict[str, ChunkRow]:
+        """Rows by id; `text=False` leaves the text out (filters and ranking only read the rest)."""
+        columns = _ROW if text else _ROW_BARE
         out: dict[str, ChunkRow] = {}
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
             marks = ",".join("?" * len(part))
-            for row in self.db.execute(
-                "SELECT id, path, heading, section, start_line, end_line, content_hash, text, payload "
-                f"FROM chunks WHERE id IN ({marks})",
-                part,
-            ):
-                out[row[0]] = ChunkRow(
-                    row[0],
-                    row[1],
-                    tuple(json.loads(row[2])),
-                    row[3],
-                    row[4],
-                    row[5],
-                    row[6],
-                    row[7],
-                    json.loads(row[8]),
-                )
+            for row in self.db.execute(f"SELECT {columns} FROM chunks WHERE id IN ({marks})", part):
+                out[row[0]] = self._chunk(row)
         return out
+
+    def all_chunks(self) -> Iterator[ChunkRow]:
+        """Every chunk without its text (a purge rebuilding the vector store reads them all)."""
+        for row in self.db.execute(f"SELECT {_ROW_BARE} FROM chunks"):
+            yield self._chunk(row)
+
+    def _chunk(self, row: Sequence[Any]) -> ChunkRow:
+        try:
+            return ChunkRow.from_row(row)
+        except ValueError:  # a garbled row: readers fall back, a writer rebuilds
+            raise sqlite3.DatabaseError(f"{self.path}: chunk {row[0]} holds unreadable JSON") from None
+
+    def ids_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for start in range(0, len(slots), 500):
+            part = list(slots[start : start + 500])
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT slot, id FROM chunks WHERE slot IN ({marks})", part).fetchall())
+        return out
+
+    def slots_matching(self, flt: FilterSpec) -> np.ndarray:
+        """The slots of every chunk the filter admits, sorted: BM25 filters before its cut."""
+        where, params = flt.to_sql()
+        rows = self.db.execute(f"SELECT slot FROM chunks WHERE {where} ORDER BY slot", params).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def newest_date(self, kind: str) -> str | None:
+        return self.db.execute("SELECT MAX(date) FROM chunks WHERE kind=?", (kind,)).fetchone()[0]
+
+    def any_dated(self, low: str, high: str) -> bool:
+        """Whether a chunk is dated inside [low, high] (ISO strings as the payloads hold them)."""
+        query = "SELECT 1 FROM chunks WHERE kind IN ('daily', 'memory', 'other') AND date BETWEEN ? AND ? LIMIT 1"
+        return self.db.execute(query, (low, high)).fetchone() is not None
+
+    def content_hashes(self) -> set[str]:
+        return {h for (h,) in self.db.execute("SELECT content_hash FROM chunks")}
 
     def chunk_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-
-    # embedding cache ----------------------------------------------------
-    def cached_vectors(self, model: str, hashes: Sequence[str], touch: bool = True) -> dict[str, np.ndarray]:
-        """Cached vectors by content hash; `touch` marks them used (a reader ranking hits does not)."""
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for content_hash, blob in self.db.execute(
-                f"SELECT content_hash, vector FROM embed_cache WHERE model=? AND content_hash IN ({marks})",
-                [model, *part],
-            ):
-                out[content_hash] = np.frombuffer(blob, dtype=np.float32)
-        if out and touch:
-            now = time.time()
-            with self._transaction():
-                self.db.executemany(
-                    "UPDATE embed_cache SET used=? WHERE model=? AND content_hash=?", [(now, model, h) for h in out]
-                )
-        return out
-
-    def cache_vectors(self, model: str, items: dict[str, np.ndarray], cap: int = CACHE_CAP) -> None:
-        now = time.time()
-        with self._transaction():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO embed_cache VALUES (?,?,?,?)",
-                [(model, h, np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in items.items()],
-            )
-            excess = self.db.execute("SELECT COUNT(*) FROM embed_cache").fetchone()[0] - cap
-            if excess > 0:  # least recently used first
-                self.db.execute(
-                    "DELETE FROM embed_cache WHERE rowid IN (SELECT rowid FROM embed_cache ORDER BY used LIMIT ?)",
-                    (excess,),
-                )
 
     def record_recalls(self, entries: Iterable[str], when: float) -> None:
         rows = [(e, when) for e in dict.fromkeys(entries)]
@@ -321,21 +354,36 @@ class Manifest:
         except sqlite3.OperationalError:
             return {}
 
-    def drop_unused_cache(self) -> int:
-        """Forget every cached vector no chunk uses now: after a purge, the removed text's vector."""
-        with self._transaction():
-            cur = self.db.execute("DELETE FROM embed_cache WHERE content_hash NOT IN (SELECT content_hash FROM chunks)")
-        return cur.rowcount
-
     def scrub(self) -> None:
         """Rewrite the database so no deleted row survives in a free page, the WAL or its tail: the
         last step of removing a text for good."""
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.db.execute("VACUUM")
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        scrub_db(self.db)
 
     def _transaction(self):
         return _Transaction(self.db)
+
+
+def cache_path(manifest: Path) -> Path:
+    return manifest.with_name("embeddings.sqlite")
+
+
+def _chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes) -> tuple[Any, ...]:
+    tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
+    heading = json.dumps(c.heading, ensure_ascii=False)
+    return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
+            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms)  # fmt: skip
+
+
+def pack_text(text: str) -> bytes:
+    """Chunk texts are kept compressed: they are read back only for the few hits a search shows."""
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def _counts(tokens: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for token in tokens:
+        out[token] = out.get(token, 0) + 1
+    return out
 
 
 class _Transaction:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import Counter
 from pathlib import Path
 
 from indexer.embedder import Embedder
@@ -34,10 +33,8 @@ def open_index(
     config: IndexConfig | None = None,
     embedder: Embedder | None = None,
     writable: bool = True,
-    load_bm25: bool = True,
 ) -> Index:
-    """Open (and, for a writer, migrate) the index. `load_bm25=False` is for writers that never
-    search (`memvault index`): reading the postings back is most of the cost of opening a large index."""
+    """Open (and, for a writer, migrate) the index; nothing per chunk is read here."""
     manifest_path = layout.state_dir / "manifest.sqlite"
     if not writable and not manifest_path.exists():
         raise IndexUnavailable(f"{layout.state_dir}: no index yet; run `memvault index`")
@@ -56,8 +53,6 @@ def open_index(
         else:
             index.open_vectors()
         index.tokenizer = _settle_tokenizer(index)
-        if load_bm25:
-            index.load_bm25()
         return index
     except BaseException:
         os.close(lock_fd)
@@ -130,7 +125,7 @@ def _settle_tokenizer(index: Index) -> Tokenizer:
     wanted = Tokenizer.named(index.config.tokenizer) if index.config.tokenizer else None
     chosen = wanted or recorded or DEFAULT_TOKENIZER
     if chosen != recorded:
-        manifest.set_tokens((cid, dict(Counter(chosen(text)))) for cid, text in manifest.iter_texts())
+        manifest.retokenize(chosen)
         manifest.set_meta("tokenizer", chosen.version)
     return chosen
 

@@ -50,7 +50,7 @@ class LocalRuntime:
             tokenizer=request.tokenizer or self.config.tokenizer,
         )
         problems: list[str] = []
-        with open_index(self.layout, config, load_bm25=False) as index:  # indexing never searches
+        with open_index(self.layout, config) as index:
             if request.rebuild:
                 index.reset("rebuild")
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
@@ -61,7 +61,7 @@ class LocalRuntime:
         from indexer.reconcile import reconcile
 
         self.close()
-        with open_index(self.layout, self.config, load_bm25=False) as index:
+        with open_index(self.layout, self.config) as index:
             reconcile(index, paths)
             again = index.purge()
             if again:

@@ -32,16 +32,20 @@ def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str 
     return nearest_correction(pairs, payload["path"], payload["start_line"])
 
 
-def follow_corrections(fused: list[Fused], index: Index, layout: Layout, flt: FilterSpec | None) -> list[Fused]:
+def follow_corrections(
+    fused: list[Fused], index: Index, layout: Layout, flt: FilterSpec | None, payloads: dict[str, dict[str, Any]]
+) -> list[Fused]:
     """`fused` with each superseded chunk's correction placed right above it (unless it ranks above
-    already, or a filter leaves it out)."""
+    already, or a filter leaves it out); `payloads` (by chunk id) gains the corrections brought in."""
     out = list(fused)
     for cid, score, _, _ in fused:
-        payload = index.payloads.get(cid) or {}
+        payload = payloads.get(cid) or {}
         if not payload.get("superseded"):
             continue
         fix = correction_of(index, layout, payload)
-        if fix is None or (flt is not None and not flt.matches(index.payloads.get(fix) or {})):
+        if fix is not None and fix not in payloads:
+            payloads.update(index.payloads([fix]))
+        if fix is None or fix not in payloads or (flt is not None and not flt.matches(payloads[fix])):
             continue
         ids = [f[0] for f in out]
         old = ids.index(cid)

@@ -17,6 +17,7 @@ import numpy as np
 
 from indexer.embedder import EmbedderError
 from indexer.embedders import relevance_floor
+from indexer.filters import iso_day
 from indexer.index import Index, IndexConfig
 from indexer.opening import open_index
 from indexer.tokenizer import tokenize
@@ -29,7 +30,7 @@ from search.hits import Hit, SearchResult
 from search.mmr import chunk_vectors, mmr
 from search.options import DATES_AUTO, SearchOptions
 from search.snippet import make_snippet, match_terms
-from search.time import any_dated, boost_factor, decay_factor, newest_daily, reweigh
+from search.time import boost_factor, decay_factor, newest_daily, reweigh
 from vault.cjk import cjk_share
 from vault.errors import UsageError
 from vault.paths import Layout
@@ -117,19 +118,20 @@ class Searcher:
         if words is None:
             return None, None
         applied = DATES_AUTO if opts.dates == "auto" else opts.dates
-        if not any_dated(self.index.payloads, words.start, words.end):
+        if not self.index.manifest.any_dated(iso_day(words.start), iso_day(words.end)):
             applied = "none"  # a range no note is dated in would filter everything out or boost nothing
         info = {"words": list(words.words), "from": words.start.isoformat(), "to": words.end.isoformat(),
                 "applied": applied}  # fmt: skip
         return (words if applied != "none" else None), info
 
-    def _reranked(self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None) -> list[Fused]:
+    def _reranked(
+        self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]
+    ) -> list[Fused]:
         """Decay and the date boost (on the fused score, then re-sorted)."""
         assert self.index is not None
-        payloads = self.index.payloads
         factors = []
         if opts.decay is not None:
-            half_life, reference = opts.decay, newest_daily(payloads)
+            half_life, reference = opts.decay, newest_daily(self.index.manifest.newest_date("daily"))
             factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))
         if boost is not None:
             factors.append(lambda cid: boost_factor(payloads.get(cid), boost.start, boost.end))
@@ -165,7 +167,8 @@ class Searcher:
         else:
             source, items = next(iter(ranked.items()))
             fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
-        fused = self._reranked(fused, opts, words if dates and dates["applied"] == "boost" else None)
+        payloads = self.index.payloads([f[0] for f in fused])  # the rows of the candidates, never of the vault
+        fused = self._reranked(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
         if opts.threshold is not None:
             fused = [f for f in fused if f[1] >= opts.threshold]
         floor = None
@@ -180,9 +183,9 @@ class Searcher:
             fused = above_floor(fused, ranked["vector"], depth, cut)
             floor = {"min_similarity": cut, "passed": len(fused), "candidates": candidates}
         if opts.mmr is not None:
-            fused = mmr(fused, chunk_vectors(self.index, [f[0] for f in fused]), opts.mmr)
-        fused = follow_corrections(fused, self.index, self.layout, flt)
-        paths = ((f[0], self.index.path_of(f[0])) for f in fused)
+            fused = mmr(fused, chunk_vectors(self.index, payloads, [f[0] for f in fused]), opts.mmr)
+        fused = follow_corrections(fused, self.index, self.layout, flt, payloads)
+        paths = ((f[0], payloads[f[0]]["path"] if f[0] in payloads else None) for f in fused)
         keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
         rows = self.index.chunk_rows(keep)
         info = {f[0]: f for f in fused}

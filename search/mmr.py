@@ -11,6 +11,7 @@ itself. Hits keep their fused score: with MMR the list is not sorted by it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -18,10 +19,10 @@ from indexer.index import Index
 from search.fusion import Fused
 
 
-def chunk_vectors(index: Index, ids: list[str]) -> dict[str, np.ndarray]:
+def chunk_vectors(index: Index, payloads: Mapping[str, Mapping[str, Any]], ids: list[str]) -> dict[str, np.ndarray]:
     """The cached vector of each chunk (by its content hash), for those the cache holds."""
-    hashes = {cid: p["content_hash"] for cid in ids if (p := index.payloads.get(cid)) and p.get("content_hash")}
-    cached = index.manifest.cached_vectors(index.embedder.name, list(set(hashes.values())), touch=False)
+    hashes = {cid: p["content_hash"] for cid in ids if (p := payloads.get(cid)) and p.get("content_hash")}
+    cached = index.cache.get(index.embedder.name, list(set(hashes.values())), touch=False)
     return {cid: cached[h] for cid, h in hashes.items() if h in cached}
 
 

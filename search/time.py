@@ -13,13 +13,11 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from indexer.filters import iso_day
 from search.fusion import Fused
 
 # an in-range hit's fused score is doubled: it passes every out-of-range hit that a retriever did
 # not rank about 35 places higher (RRF with k 60)
 DATE_BOOST = 2.0
-Payloads = Mapping[str, Mapping[str, Any]]
 
 
 def _day(payload: Mapping[str, Any] | None) -> dt.date | None:
@@ -27,17 +25,11 @@ def _day(payload: Mapping[str, Any] | None) -> dt.date | None:
     return dt.date.fromisoformat(day[:10]) if day else None
 
 
-def newest_daily(payloads: Payloads, today: dt.date | None = None) -> dt.date:
-    """The day ages count from: the newest daily note's date, or today when that is earlier."""
+def newest_daily(newest: str | None, today: dt.date | None = None) -> dt.date:
+    """The day ages count from: the newest daily note's date (`newest`, as payloads hold it), or
+    today when that is earlier."""
     today = today or dt.date.today()
-    newest = max((p["date"] for p in payloads.values() if p.get("kind") == "daily" and p.get("date")), default=None)
     return min(today, dt.date.fromisoformat(newest[:10])) if newest else today
-
-
-def any_dated(payloads: Payloads, start: dt.date, end: dt.date) -> bool:
-    """Whether any note of the index is dated inside [start, end]."""
-    low, high = iso_day(start), iso_day(end)
-    return any(low <= p["date"] <= high for p in payloads.values() if p.get("date"))
 
 
 def decay_factor(payload: Mapping[str, Any] | None, half_life: float, reference: dt.date) -> float:

@@ -1,13 +1,16 @@
-"""The incremental index against the oracle, rank_bm25.BM25Okapi, after random adds and removes."""
+"""BM25 over SQLite postings against the oracle, rank_bm25.BM25Okapi, after random adds and removes:
+both a long-lived reader (its cached postings kept in step by `changed`) and a fresh one."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from indexer.bm25 import BM25Index
+from indexer import bm25
 
 VOCAB = ["a", "b", "c", "d", "e", "f", "g", "向量", "存储", "引擎"]
 docs_st = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=12)
@@ -21,37 +24,75 @@ ops_st = st.lists(
 )
 
 
+class Corpus:
+    """Documents by name, kept as the manifest keeps chunks: a slot, the packed term ids, a length."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect(":memory:", isolation_level=None)
+        self.db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.db.executescript(bm25.SCHEMA)
+        self.reader = bm25.BM25(self.db)
+        self.docs: dict[str, tuple[int, bytes, int]] = {}
+        self.next_slot = 1
+
+    def add(self, name: str, tokens: list[str]) -> None:
+        self.remove(name)
+        counts: dict[str, int] = {}
+        for t in tokens:
+            counts[t] = counts.get(t, 0) + 1
+        doc = bm25.Doc(self.next_slot, counts)
+        (packed,), touched = bm25.add(self.db, [doc])
+        self.docs[name] = (doc.slot, packed, doc.length)
+        self.next_slot += 1
+        self.reader.changed(touched)
+
+    def remove(self, name: str) -> None:
+        if name in self.docs:
+            self.reader.changed(bm25.remove(self.db, [self.docs.pop(name)]))
+
+    def scores(self, reader: bm25.BM25, query: list[str]) -> dict[str, float]:
+        by_slot = dict(zip(*(x.tolist() for x in reader.scores(query)), strict=True))
+        return {name: by_slot[slot] for name, (slot, _, _) in self.docs.items() if slot in by_slot}
+
+
 @settings(max_examples=300, deadline=None)
 @given(ops_st, st.lists(st.sampled_from([*VOCAB, "zzz"]), min_size=1, max_size=5))
 def test_scores_match_rank_bm25_after_adds_and_removes(ops, query):
-    index = BM25Index()
+    corpus = Corpus()
     live: dict[str, list[str]] = {}
     for op, n, tokens in ops:
-        doc_id = f"d{n}"
+        name = f"d{n}"
         if op == "add":
-            index.add_tokens(doc_id, tokens)
-            live[doc_id] = tokens
+            corpus.add(name, tokens)
+            live[name] = tokens
         else:
-            index.remove(doc_id)
-            live.pop(doc_id, None)
-    assert len(index) == len(live)
+            corpus.remove(name)
+            live.pop(name, None)
+        corpus.scores(corpus.reader, query[:1])  # reads postings between writes: the cache must follow
+    assert len(corpus.reader) == len(live)
     if not any(live.values()):  # rank-bm25 divides by zero on a corpus of empty documents
-        assert index.scores(query) == {}
+        assert corpus.scores(corpus.reader, query) == {}
         return
-    ids = sorted(live)
-    oracle = BM25Okapi([live[i] for i in ids]).get_scores(query)
-    ours = index.scores(query)
-    mine = np.array([ours.get(i, 0.0) for i in ids])
-    np.testing.assert_allclose(mine, oracle, rtol=0, atol=1e-9)
+    names = sorted(live)
+    oracle = BM25Okapi([live[i] for i in names]).get_scores(query)
+    for reader in (corpus.reader, bm25.BM25(corpus.db)):
+        ours = corpus.scores(reader, query)
+        mine = np.array([ours.get(i, 0.0) for i in names])
+        np.testing.assert_allclose(mine, oracle, rtol=0, atol=1e-9)
+        assert set(ours) == {i for i in names if set(live[i]) & set(query)}  # only documents holding a term
 
 
-def test_top_respects_allow_before_the_cut():
-    index = BM25Index()
+def test_top_keeps_ties_and_respects_allowed_before_the_cut():
+    corpus = Corpus()
     for i in range(20):
-        index.add_tokens(f"d{i:02}", ["apple"] * (i + 1) + ["pad"] * 5)
+        corpus.add(f"d{i:02}", ["apple"] * (i + 1) + ["pad"] * 5)
+    corpus.add("twin", ["apple"] * 20 + ["pad"] * 5)  # the same text as d19: the same score
     for i in range(40):  # apple must be rare for its idf to be positive
-        index.add_tokens(f"other{i}", ["pear", "pad"])
-    best = index.top(["apple"], 3)
-    assert [d for d, _ in best] == ["d19", "d18", "d17"]
-    allowed = index.top(["apple"], 3, allow=lambda d: int(d[1:]) < 5)
-    assert [d for d, _ in allowed] == ["d04", "d03", "d02"]
+        corpus.add(f"other{i}", ["pear", "pad"])
+    slot = {name: s for name, (s, _, _) in corpus.docs.items()}
+    best = corpus.reader.top(["apple"], 1)
+    assert sorted(s for s, _ in best) == sorted([slot["d19"], slot["twin"]])  # both: the caller breaks the tie
+    allowed = np.array(sorted(slot[f"d{i:02}"] for i in range(5)))
+    assert [s for s, _ in corpus.reader.top(["apple"], 3, allowed)] == [slot["d04"], slot["d03"], slot["d02"]]
+    empty = corpus.reader.top(["apple"], 3, np.array([slot["other0"]]))
+    assert empty == []

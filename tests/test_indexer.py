@@ -9,9 +9,10 @@ import sys
 import numpy as np
 import pytest
 
+from indexer.embed_cache import EmbedCache
 from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from indexer.index import IndexConfig
-from indexer.manifest import IndexUnavailable, Manifest
+from indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
@@ -29,6 +30,10 @@ NOTES = {
     "projects/alpha.md": "---\ntags: [alpha]\n---\n# Alpha\n\nAlpha ships on Friday.\n\n"
     "## Risks\n\nThe build server is slow.\n",
 }
+
+
+def _scores(index, tokens):
+    return dict(index.bm25_top(tokens, 1000))
 
 
 class CountingEmbedder:
@@ -111,7 +116,7 @@ def test_inserting_a_line_at_the_top_re_embeds_nothing_but_moves_lines(vault, mo
         assert index.embedder.passages == ["A line above the title."]
         for chunk_id, old in before.items():
             assert after[chunk_id].start_line == old.start_line + 2
-            assert index.payloads[chunk_id]["start_line"] == old.start_line + 2
+            assert index.payloads([chunk_id])[chunk_id]["start_line"] == old.start_line + 2
         assert disagreements(index) == []
 
 
@@ -126,9 +131,9 @@ def test_delete_and_rename_leave_no_stale_points_or_postings(vault, model):
         assert stats.chunks_embedded == 0  # a rename re-embeds nothing: same contents, cached
         assert stats.chunks_deleted >= len(old_ids)
         assert not old_ids & index.vectors.ids()
-        assert not old_ids & set(index.payloads)
-        assert not index.bm25.scores(tokenize("回答尽量简洁"))
-        assert {index.payloads[c]["path"] for c in index.payloads} == {"projects/beta.md", "daily/2026-11-01.md"}
+        assert not old_ids & set(index.manifest.chunk_paths())
+        assert not index.bm25_top(tokenize("回答尽量简洁"), 10)
+        assert set(index.manifest.chunk_paths().values()) == {"projects/beta.md", "daily/2026-11-01.md"}
         assert disagreements(index) == []
 
 
@@ -157,12 +162,12 @@ def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(v
         assert index.manifest.get_meta("tokenizer") == DEFAULT_TOKENIZER.version
     with _open(vault, model, tokenizer="search") as index:  # plain: no stemming
         reconcile(index)
-        scores = index.bm25.scores(index.tokenizer("向量 数据库 cats"))
+        scores = _scores(index, index.tokenizer("向量 数据库 cats"))
     calls = []
     real_call = Tokenizer.__call__
     monkeypatch.setattr(Tokenizer, "__call__", lambda self, text: calls.append(text) or real_call(self, text))
     with _open(vault, model) as index:
-        assert index.bm25.scores(real_call(index.tokenizer, "向量 数据库 cats")) == scores
+        assert _scores(index, real_call(index.tokenizer, "向量 数据库 cats")) == scores
     assert calls == []
     # another variant re-tokenises the stored text (no re-embedding) and is recorded for readers
     with _open(vault, model, tokenizer="lcut+stop+stem") as index:
@@ -170,7 +175,7 @@ def test_bm25_is_restored_without_retokenising_and_rebuilt_on_tokenizer_change(v
         assert index.manifest.get_meta("tokenizer") == "t2:lcut+stop+stem"
     with open_index(vault, IndexConfig(tokenizer="search"), embedder=model, writable=False) as reader:
         assert reader.tokenizer == Tokenizer("lcut", stop=True, stem=True)  # a reader never re-cuts
-        stemmed = reader.bm25.scores(real_call(reader.tokenizer, "向量 数据库 cats"))
+        stemmed = _scores(reader, real_call(reader.tokenizer, "向量 数据库 cats"))
         assert stemmed.keys() > scores.keys()  # "cats" now finds "The cat sat on the mat"
     # an index from before tokenizer variants is re-tokenised by the next writer, refused by readers
     with _open(vault, model) as index:
@@ -250,12 +255,12 @@ def test_qdrant_client_backend(vault, model, tmp_path):
 
 
 def test_embedding_cache_is_capped_least_recently_used_first(tmp_path):
-    manifest = Manifest(tmp_path / "m.sqlite")
+    cache = EmbedCache(tmp_path / "embeddings.sqlite")
     vec = np.ones(4, dtype=np.float32)
-    manifest.cache_vectors("m", {"a": vec, "b": vec}, cap=3)
-    manifest.cached_vectors("m", ["a"])  # a is now the most recent
-    manifest.cache_vectors("m", {"c": vec, "d": vec}, cap=3)
-    assert set(manifest.cached_vectors("m", ["a", "b", "c", "d"])) == {"a", "c", "d"}
+    cache.put("m", {"a": vec, "b": vec}, cap=3)
+    cache.get("m", ["a"])  # a is now the most recent
+    cache.put("m", {"c": vec, "d": vec}, cap=3)
+    assert set(cache.get("m", ["a", "b", "c", "d"])) == {"a", "c", "d"}
 
 
 def test_foreign_schema_is_recreated(tmp_path):
@@ -268,7 +273,25 @@ def test_foreign_schema_is_recreated(tmp_path):
     db.commit()
     db.close()
     manifest = Manifest(path)
-    assert manifest.created and manifest.get_meta("schema") == "1" and manifest.files() == {}
+    assert manifest.created and manifest.get_meta("schema") == SCHEMA_VERSION and manifest.files() == {}
+
+
+def test_a_first_format_manifest_is_rebuilt_and_its_cached_vectors_kept(tmp_path, caplog):
+    import sqlite3
+
+    path = tmp_path / "manifest.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO meta VALUES ('schema', '1')")
+    db.execute("CREATE TABLE embed_cache (model TEXT, content_hash TEXT, vector BLOB, used REAL)")
+    db.execute("INSERT INTO embed_cache VALUES ('m', 'h1', ?, 1.0)", (np.arange(4, dtype=np.float32).tobytes(),))
+    db.commit()
+    db.close()
+    manifest = Manifest(path)
+    assert manifest.created and manifest.get_meta("schema") == SCHEMA_VERSION
+    assert "index format changed" in caplog.text and "1 cached vectors kept" in caplog.text
+    kept = EmbedCache(cache_path(path)).get("m", ["h1"])
+    assert kept["h1"].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])

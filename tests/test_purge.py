@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 
 import pytest
 
@@ -22,8 +23,9 @@ def _store_bytes(layout):
 def _chunk_hashes(layout):
     with sqlite3.connect(layout.root / ".memvault" / "manifest.sqlite") as db:
         chunks = {h for (h,) in db.execute("SELECT content_hash FROM chunks")}
+        texts = [zlib.decompress(t).decode() for (t,) in db.execute("SELECT text FROM chunks")]
+    with sqlite3.connect(layout.root / ".memvault" / "embeddings.sqlite") as db:
         cached = {h for (h,) in db.execute("SELECT content_hash FROM embed_cache")}
-        texts = [t for (t,) in db.execute("SELECT text FROM chunks")]
     return chunks, cached, texts
 
 

@@ -41,9 +41,10 @@ def _garble_pages(manifest: Path) -> None:
     _garble(manifest, size // 3, size // 3)
 
 
-def _garble_tokens(manifest: Path) -> None:
+def _garble_rows(manifest: Path) -> None:
+    """Rows SQLite's own check passes and memvault cannot read: a heading's JSON, a chunk's term ids."""
     db = sqlite3.connect(manifest)
-    db.execute("UPDATE chunks SET tokens = '{\"broken' WHERE rowid IN (SELECT rowid FROM chunks LIMIT 5)")
+    db.execute("UPDATE chunks SET heading = '[\"broken', terms = x'01' WHERE slot IN (SELECT slot FROM chunks LIMIT 5)")
     db.commit()
     db.close()
 
@@ -71,7 +72,8 @@ DAMAGES: dict[str, Callable[[Path], None]] = {
     ),
     "manifest header garbled": lambda s: _garble(s / "manifest.sqlite", 0, 100),
     "manifest pages garbled": lambda s: _garble_pages(s / "manifest.sqlite"),
-    "BM25 token counts garbled": lambda s: _garble_tokens(s / "manifest.sqlite"),
+    "chunk rows garbled": lambda s: _garble_rows(s / "manifest.sqlite"),
+    "vector cache garbled": lambda s: _garble(s / "embeddings.sqlite", 0, 100),
     "vector store deleted": lambda s: shutil.rmtree(s / "vectors"),
     "vector config garbled": lambda s: _write("garbage")(s / "vectors" / "edge_config.json"),
     "vector metadata garbled": lambda s: _write("{nope")(s / "vectors" / "memvault-collection.json"),
@@ -107,7 +109,7 @@ def _answers(layout: Layout, user: int | None = None) -> tuple[dict, str]:
     return data, result.stderr
 
 
-QUICK = {"manifest pages garbled", "BM25 token counts garbled", "vector store deleted", "vector WAL garbled"}
+QUICK = {"manifest pages garbled", "chunk rows garbled", "vector store deleted", "vector WAL garbled"}
 
 
 def _params(names: list[str] | tuple[str, ...], quick: set[str]) -> list:
