@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
+    sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")

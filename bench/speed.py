@@ -102,6 +102,24 @@ def _du(path: Path) -> int:
     return sum(p.lstat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
 
 
+def _bytes_per_chunk(state: Path) -> dict[str, float]:
+    """Disk bytes per indexed chunk of the manifest, the embedding cache (in the manifest until its
+    own file, `embeddings.sqlite`) and the vector store."""
+    db = sqlite3.connect(f"file:{state / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
+    try:
+        chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
+        tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        inline_cache = db.execute("SELECT SUM(pgsize) FROM dbstat WHERE name LIKE '%embed_cache%'").fetchone()[0] \
+            if "embed_cache" in tables else 0
+    finally:
+        db.close()
+    manifest = sum(_du(p) if p.is_dir() else p.lstat().st_blocks * 512 for p in state.glob("manifest.sqlite*"))
+    cache = sum(p.lstat().st_blocks * 512 for p in state.glob("embeddings.sqlite*")) + (inline_cache or 0)
+    return {"manifest_bytes_per_chunk": round((manifest - (inline_cache or 0)) / chunks),
+            "embed_cache_bytes_per_chunk": round(cache / chunks),
+            "vector_store_bytes_per_chunk": round(_du(state / "vectors") / chunks)}  # fmt: skip
+
+
 def index_block(vault: Path, embedder: str | None, compare_embedder: bool) -> dict[str, Any]:
     flag = ["--embedder", embedder] if embedder else []
     full_s, out, full_rss = run(["--vault", str(vault), "index", "--json", *flag])
@@ -114,6 +132,7 @@ def index_block(vault: Path, embedder: str | None, compare_embedder: bool) -> di
         "no_change_reindex_s": spread([s for s, _, _ in again]),
         "no_change_files_changed": max(json.loads(o)["files_changed"] for _, o, _ in again),
         "store_bytes": _du(vault / ".memvault"),
+        **_bytes_per_chunk(vault / ".memvault"),
     }  # fmt: skip
     if compare_embedder:
         # in a child of its own, so the model's memory never inflates this process (and the RSS of

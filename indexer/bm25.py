@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS postings (
 """
 _DOCS, _LENGTH = "bm25_docs", "bm25_length"  # meta keys: documents and their total length
 _TERM_ID = np.dtype("<i4")
+CACHED_POSTINGS = 4_000_000  # postings a process keeps in memory (12 bytes each), least recently read dropped first
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,8 @@ class BM25:
     def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.db = db
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self._postings: dict[str, _Postings | None] = {}
+        self._postings: OrderedDict[str, _Postings | None] = OrderedDict()
+        self._held = 0  # postings in `_postings`
         self._corpus: tuple[int, int] | None = None
         self._floor: float | None = None
 
@@ -131,10 +133,14 @@ class BM25:
         self._corpus = self._floor = None
         if term_ids is None:
             self._postings.clear()
+            self._held = 0
         else:
-            stale = [t for t, p in self._postings.items() if p is None or p.term_id in term_ids]
-            for term in stale:
-                del self._postings[term]
+            for term in [t for t, p in self._postings.items() if p is None or p.term_id in term_ids]:
+                self._drop(term)
+
+    def _drop(self, term: str) -> None:
+        found = self._postings.pop(term)
+        self._held -= len(found.slots) if found is not None else 0
 
     def __len__(self) -> int:
         return self._stats()[0]
@@ -146,16 +152,21 @@ class BM25:
         return self._corpus
 
     def _read(self, term: str) -> _Postings | None:
-        if term not in self._postings:
-            row = self.db.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
-            found = None
-            if row is not None:
-                data = self.db.execute("SELECT slot, tf, length FROM postings WHERE term = ?", row).fetchall()
-                if data:
-                    array = np.array(data, dtype=np.int64).reshape(-1, 3)
-                    found = _Postings(row[0], array[:, 0], array[:, 1], array[:, 2])
-            self._postings[term] = found
-        return self._postings[term]
+        if term in self._postings:
+            self._postings.move_to_end(term)
+            return self._postings[term]
+        row = self.db.execute("SELECT id FROM terms WHERE term = ?", (term,)).fetchone()
+        found = None
+        if row is not None:
+            data = self.db.execute("SELECT slot, tf, length FROM postings WHERE term = ?", row).fetchall()
+            if data:
+                array = np.array(data, dtype=np.int32).reshape(-1, 3)
+                found = _Postings(row[0], array[:, 0].copy(), array[:, 1].copy(), array[:, 2].copy())
+        self._postings[term] = found
+        self._held += len(found.slots) if found is not None else 0
+        while self._held > CACHED_POSTINGS and len(self._postings) > 1:
+            self._drop(next(iter(self._postings)))
+        return found
 
     def _negative_floor(self, n: int) -> float:
         if self._floor is None:

@@ -18,53 +18,28 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from indexer.config import IndexConfig
 from indexer.embed_cache import EmbedCache
 from indexer.embedder import Embedder
 from indexer.filters import FilterSpec
-from indexer.manifest import ChunkRow, FileRow, Manifest, cache_path
+from indexer.manifest import Manifest, cache_path
+from indexer.rows import ChunkRow, FileRow
 from indexer.tokenizer import Tokenizer
 from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
-from vault.config import Settings, load_settings
 from vault.faults import crash_point
 from vault.model import Chunk
 from vault.paths import Layout
 
 log = logging.getLogger("memvault")
 Reset = Literal["repair", "drop", "rebuild"]
-
-
-@dataclass(frozen=True)
-class IndexConfig:
-    """Choices that shape the derived data; `None` means keep what the index was built with."""
-
-    embedder: str | None = None
-    qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
-    collection: str = "memvault"
-    tokenizer: str | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> IndexConfig:
-        return cls(settings.embedder, settings.qdrant_url, settings.qdrant_api_key, settings.collection,
-                   settings.tokenizer)  # fmt: skip
-
-    @classmethod
-    def from_env(
-        cls,
-        embedder: str | None = None,
-        qdrant_url: str | None = None,
-        tokenizer: str | None = None,
-        root: Path | None = None,
-    ) -> IndexConfig:
-        """The arguments, else the environment, else `<root>/memvault.toml` (see `vault.config`)."""
-        return cls.from_settings(load_settings(root, embedder=embedder, qdrant_url=qdrant_url, tokenizer=tokenizer))
+EMBED_BATCH = 64  # chunks per round of the model: big enough to batch, small enough to interleave edits
 
 
 @dataclass(frozen=True)
@@ -177,12 +152,13 @@ class Index:
     def store_disagreements(self) -> list[str]:
         """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
         problems = []
-        listed = set(self.manifest.chunk_ids())
+        listed = self.manifest.embedded_ids()  # chunks still waiting for their vector are not in the store
         stored = self._store().ids()
         if stored != listed:
             problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
-        if len(self.manifest.bm25) != len(listed):
-            problems.append(f"BM25 holds {len(self.manifest.bm25)} chunks, the manifest {len(listed)}")
+        count = self.manifest.chunk_count()
+        if len(self.manifest.bm25) != count:
+            problems.append(f"BM25 holds {len(self.manifest.bm25)} chunks, the manifest {count}")
         return problems
 
     # changing -------------------------------------------------------------
@@ -211,49 +187,93 @@ class Index:
         self._emit("file-unindexed", path=rel)
         return len(old)
 
-    def embed(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray, int]:
-        """Vectors for every chunk, cached by (model, content hash): each text is embedded once, ever.
-        Returns the vectors and how many were embedded now."""
-        model = self.embedder.name
-        hashes = list(dict.fromkeys(c.content_hash for c in chunks))
-        cached = self.cache.get(model, hashes)
-        todo = [h for h in hashes if h not in cached]
-        self.embed_cache["hits"] += len(hashes) - len(todo)
-        self.embed_cache["misses"] += len(todo)
-        if todo:
-            text_of = {c.content_hash: c.text for c in chunks}
-            fresh = dict(zip(todo, self.embedder.embed_passages([text_of[h] for h in todo]), strict=True))
-            self.cache.put(model, fresh)
-            cached.update(fresh)
-        crash_point("after-embed")
-        vectors = np.stack([cached[c.content_hash] for c in chunks]) if chunks else np.zeros((0, 1))
-        return vectors, len(todo)
-
-    def apply(self, batch: Sequence[FileChunks], vectors: np.ndarray) -> int:
-        """Store a batch of changed notes (`vectors` from `embed` of all their chunks, in order);
-        returns how many stale chunks were dropped."""
+    def apply(self, batch: Sequence[FileChunks]) -> int:
+        """Store a batch of changed notes: their chunks and postings, and the vectors the cache
+        already holds; the rest wait for `embed_waiting` (BM25 finds them meanwhile). Returns how
+        many stale chunks were dropped."""
         store = self._store()
         chunks = [c for f in batch for c in f.chunks]
+        have = self.cache.get(self.embedder.name, list(dict.fromkeys(c.content_hash for c in chunks)))
+        ready = [(c, p) for f in batch for c, p in zip(f.chunks, f.payloads, strict=True) if c.content_hash in have]
+        self.embed_cache["hits"] += len({c.content_hash for c, _ in ready})
         self.manifest.set_meta("dirty", "1")
-        if chunks:
-            store.upsert([c.id for c in chunks], vectors, [p for f in batch for p in f.payloads])
+        if ready:
+            store.upsert([c.id for c, _ in ready], np.stack([have[c.content_hash] for c, _ in ready]),
+                         [p for _, p in ready])  # fmt: skip
         crash_point("after-upsert")
         dropped = 0
+        fresh = {c.id for c, _ in ready}
         for f in batch:
-            stale = sorted(set(self.manifest.chunk_ids(f.rel)) - {c.id for c in f.chunks})
-            self._delete_points(stale)
-            dropped += len(stale)
+            old = set(self.manifest.chunk_ids(f.rel))
+            self._delete_points(sorted(old - fresh))  # gone, or changed and not embedded yet
+            dropped += len(old - {c.id for c in f.chunks})
         crash_point("after-delete")
         store.flush()
         assert self.tokenizer is not None
         for f in batch:
             tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
-            self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens)
+            embedded = [c.content_hash in have for c in f.chunks]
+            self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, embedded)
             crash_point("mid-manifest")
         self.manifest.set_meta("dirty", "0")
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
         return dropped
+
+    def waiting(self, paths: Sequence[str] | None = None, limit: int | None = None) -> list[ChunkRow]:
+        """Chunks still without a vector in the store (of these notes)."""
+        return self.manifest.waiting(paths, limit)
+
+    def cached_vectors(self, rows: Sequence[ChunkRow]) -> dict[str, np.ndarray]:
+        return self.cache.get(self.embedder.name, list(dict.fromkeys(r.content_hash for r in rows)))
+
+    def embed_texts(self, rows: Sequence[ChunkRow], have: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The model's vectors for the rows `have` lacks, by content hash. It touches no store, so a
+        daemon runs it without holding its lock."""
+        text_of = {r.content_hash: r.text for r in rows if r.content_hash not in have}
+        if not text_of:
+            return {}
+        return dict(zip(text_of, self.embedder.embed_passages(list(text_of.values())), strict=True))
+
+    def store_vectors(
+        self, rows: Sequence[ChunkRow], have: Mapping[str, np.ndarray], fresh: dict[str, np.ndarray]
+    ) -> int:
+        """Put the vectors of these chunks into the store and mark them embedded, skipping any that
+        changed or went since they were read; returns how many were stored."""
+        self.cache.put(self.embedder.name, fresh)
+        self.embed_cache["misses"] += len(fresh)
+        crash_point("after-embed")
+        vectors = {**have, **fresh}
+        live = self.manifest.get_chunks([r.id for r in rows], text=False)
+        keep = [r for r in rows if r.id in live and live[r.id].content_hash == r.content_hash]
+        if keep:
+            self.manifest.set_meta("dirty", "1")
+            self._store().upsert([r.id for r in keep], np.stack([vectors[r.content_hash] for r in keep]),
+                                 [live[r.id].payload for r in keep])  # fmt: skip
+            crash_point("after-upsert")
+            self._store().flush()
+            self.manifest.mark_embedded((r.id, r.content_hash) for r in keep)
+            self.manifest.set_meta("dirty", "0")
+        return len(keep)
+
+    def embed_waiting(
+        self,
+        paths: Sequence[str] | None = None,
+        batch: int = EMBED_BATCH,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed every chunk still waiting (of these notes), a batch at a time; returns how many
+        texts the model embedded (the rest came from the cache)."""
+        embedded = 0
+        while rows := self.waiting(paths, batch):
+            have = self.cached_vectors(rows)
+            fresh = self.embed_texts(rows, have)
+            if not self.store_vectors(rows, have, fresh):
+                break
+            embedded += len(fresh)
+            if progress is not None:
+                progress(len(rows))
+        return embedded
 
     def settle(self, when: float) -> None:
         """End of a reconcile pass: every store write is matched in the manifest now."""
@@ -261,32 +281,25 @@ class Index:
         self.manifest.set_meta("dirty", "0")
         self.manifest.set_meta("last_reconcile", str(when))
 
-    def purge(self) -> list[str]:
+    def purge(self) -> None:
         """After a text was removed for good and its notes reindexed: drop the cached vectors no chunk
         uses, rewrite the manifest so no deleted row survives in a free page or the WAL, and write the
         embedded store afresh from the cached vectors (it keeps deleted points in its segments and WAL
-        until a vacuum it may never run; a server's optimizers do that themselves). Returns the notes
-        whose vectors were not cached: the next reconcile embeds them again."""
+        until a vacuum it may never run; a server's optimizers do that themselves). Chunks whose
+        vectors were not cached wait for `embed_waiting`."""
         self.cache.keep_only(self.manifest.content_hashes())
         self.cache.scrub()
         self.manifest.scrub()
         if self.config.qdrant_url:
-            return []
-        rows = [(row.id, row.payload) for row in self.manifest.all_chunks()]
-        cached = self.cache.get(self.embedder.name, [p["content_hash"] for _, p in rows])
-        kept = [(cid, p) for cid, p in rows if p["content_hash"] in cached]
+            return
+        rows = list(self.manifest.all_chunks())
         self.manifest.set_meta("dirty", "1")
         self._close_vectors()
         _remove_tree(self.edge_path)
         self.open_vectors()
-        if kept:
-            vectors = np.stack([cached[p["content_hash"]] for _, p in kept])
-            self._store().upsert([cid for cid, _ in kept], vectors, [p for _, p in kept])
-        missing = sorted({p["path"] for _, p in rows if p["content_hash"] not in cached})
-        self.manifest.invalidate(missing)
-        self._store().flush()
+        self.manifest.mark_waiting([r.id for r in rows])
+        self.store_vectors(rows, self.cached_vectors(rows), {})
         self.manifest.set_meta("dirty", "0")
-        return missing
 
     def _delete_points(self, ids: list[str]) -> None:
         if ids:
@@ -297,21 +310,21 @@ class Index:
     def reset(self, level: Reset) -> None:
         """Bring the stores back into agreement; notes are never touched.
 
-        - `repair`: after a crash mid-write: points the manifest does not know are deleted, and
-          notes whose points are missing are read again by the next reconcile;
+        - `repair`: after a crash mid-write: points the manifest does not know as embedded are
+          deleted, and chunks whose points are missing wait for their vectors again;
         - `drop`: all derived data is dropped (the embedded store removed, a manifest that cannot be
           read recreated; the embedding cache stays) and the vector store is left closed;
         - `rebuild` (`index --rebuild`): a server collection's points are deleted too, then `drop`,
           and the store is opened again, empty.
         """
         if level == "repair":
-            known = self.manifest.chunk_paths()
+            known = self.manifest.embedded_ids()
             store = self._store()
             stored = store.ids()
-            orphans = stored - known.keys()
+            orphans = stored - known
             if orphans:
                 store.delete(sorted(orphans))
-            self.manifest.invalidate(sorted({known[cid] for cid in known.keys() - stored}))
+            self.manifest.mark_waiting(sorted(known - stored))
             store.flush()
             self.manifest.set_meta("dirty", "0")
             return

@@ -10,13 +10,11 @@ embedding cache has its own file, `indexer.embed_cache`, and survives that).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from indexer import bm25
 from indexer.embed_cache import EmbedCache
 from indexer.embed_cache import scrub as scrub_db
 from indexer.filters import FilterSpec
+from indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row, counts
 from indexer.vectors import StoreError
 from vault.model import Chunk
 
@@ -42,50 +41,13 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
     section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
-    length INTEGER NOT NULL, terms BLOB NOT NULL);
+    length INTEGER NOT NULL, terms BLOB NOT NULL, embedded INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
 """ + bm25.SCHEMA
 # when an entry was last in a search's hits, by `vault.entries.entry_key`: usage, never written into the notes
 _RECALLS = "CREATE TABLE IF NOT EXISTS recalls (entry TEXT PRIMARY KEY, last REAL NOT NULL, count INTEGER NOT NULL)"
-_ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded"
-_ROW_BARE = _ROW.replace("text", "NULL")  # ranking and filters read all but the text
-
-
-@dataclass(frozen=True)
-class FileRow:
-    path: str
-    sha256: str
-    size: int
-    mtime_ns: int
-    status: str  # indexed | failed | pending
-    error: str | None
-    chunks: int
-    indexed_at: float
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """A chunk as indexed: enough to render a hit without reopening the note."""
-
-    id: str
-    path: str
-    heading: tuple[str, ...]
-    section: str
-    start_line: int
-    end_line: int
-    content_hash: str
-    text: str
-    payload: dict[str, Any]
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> ChunkRow:
-        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded = row
-        text = zlib.decompress(packed).decode("utf-8") if packed else ""
-        payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
-                   "start_line": start, "end_line": end, "content_hash": content_hash,
-                   **({"superseded": superseded} if superseded else {})}  # fmt: skip
-        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload)
 
 
 class IndexUnavailable(StoreError):
@@ -201,8 +163,10 @@ class Manifest:
         chunks: Sequence[Chunk],
         payloads: Sequence[dict[str, Any]],
         tokens: Sequence[dict[str, int]],
+        embedded: Sequence[bool],
     ) -> None:
-        """Replace a file's chunks and their postings and mark it indexed, in one transaction."""
+        """Replace a file's chunks and their postings and mark it indexed, in one transaction;
+        `embedded` says which chunks have their vector in the store already."""
         touched: set[int] = set()
         try:
             with self._transaction():
@@ -211,8 +175,8 @@ class Manifest:
                 docs = [bm25.Doc(base + i, counts) for i, counts in enumerate(tokens)]
                 packed, added = bm25.add(self.db, docs)
                 touched |= added
-                rows = [_chunk_row(c, p, d, t) for c, p, d, t in zip(chunks, payloads, docs, packed, strict=True)]
-                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
+                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                     (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
@@ -276,7 +240,7 @@ class Manifest:
             with self._transaction():
                 rows = self.db.execute("SELECT slot, text FROM chunks").fetchall()
                 bm25.clear(self.db)
-                docs = [bm25.Doc(slot, _counts(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
+                docs = [bm25.Doc(slot, counts(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
                 for start in range(0, len(docs), 1000):
                     part = docs[start : start + 1000]
                     packed, _ = bm25.add(self.db, part)
@@ -285,6 +249,34 @@ class Manifest:
         finally:
             self.bm25.changed()
 
+    # vectors ------------------------------------------------------------
+    def waiting(self, paths: Sequence[str] | None = None, limit: int | None = None) -> list[ChunkRow]:
+        """Chunks whose vector is not in the store yet (of these notes), oldest slot first."""
+        where, params = "embedded = 0", []
+        if paths is not None:
+            where += f" AND path IN ({','.join('?' * len(paths))})"
+            params = list(paths)
+        query = f"SELECT {ROW} FROM chunks WHERE {where} ORDER BY slot" + (f" LIMIT {int(limit)}" if limit else "")
+        return [self._chunk(row) for row in self.db.execute(query, params)]
+
+    def waiting_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0])
+
+    def mark_waiting(self, ids: Sequence[str]) -> None:
+        """These chunks' vectors are not (or no longer) in the store."""
+        with self._transaction():
+            self.db.executemany("UPDATE chunks SET embedded=0 WHERE id=?", [(cid,) for cid in ids])
+
+    def embedded_ids(self) -> set[str]:
+        return {cid for (cid,) in self.db.execute("SELECT id FROM chunks WHERE embedded = 1")}
+
+    def mark_embedded(self, pairs: Iterable[tuple[str, str]], embedded: bool = True) -> list[str]:
+        """Mark chunks, given as (id, content hash), as having (or not) their vector in the store;
+        a chunk changed meanwhile (another hash) is left alone. Returns the ids marked."""
+        query = "UPDATE chunks SET embedded=? WHERE id=? AND content_hash=?"
+        with self._transaction():
+            return [cid for cid, h in pairs if self.db.execute(query, (int(embedded), cid, h)).rowcount]
+
     # chunks -------------------------------------------------------------
     def chunk_paths(self) -> dict[str, str]:
         """Every chunk id and the note it is in."""
@@ -292,7 +284,7 @@ class Manifest:
 
     def get_chunks(self, ids: Sequence[str], text: bool = True) -> dict[str, ChunkRow]:
         """Rows by id; `text=False` leaves the text out (filters and ranking only read the rest)."""
-        columns = _ROW if text else _ROW_BARE
+        columns = ROW if text else ROW_BARE
         out: dict[str, ChunkRow] = {}
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
@@ -303,7 +295,7 @@ class Manifest:
 
     def all_chunks(self) -> Iterator[ChunkRow]:
         """Every chunk without its text (a purge rebuilding the vector store reads them all)."""
-        for row in self.db.execute(f"SELECT {_ROW_BARE} FROM chunks"):
+        for row in self.db.execute(f"SELECT {ROW_BARE} FROM chunks"):
             yield self._chunk(row)
 
     def _chunk(self, row: Sequence[Any]) -> ChunkRow:
@@ -365,25 +357,6 @@ class Manifest:
 
 def cache_path(manifest: Path) -> Path:
     return manifest.with_name("embeddings.sqlite")
-
-
-def _chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes) -> tuple[Any, ...]:
-    tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
-    heading = json.dumps(c.heading, ensure_ascii=False)
-    return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
-            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms)  # fmt: skip
-
-
-def pack_text(text: str) -> bytes:
-    """Chunk texts are kept compressed: they are read back only for the few hits a search shows."""
-    return zlib.compress(text.encode("utf-8"), 6)
-
-
-def _counts(tokens: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for token in tokens:
-        out[token] = out.get(token, 0) + 1
-    return out
 
 
 class _Transaction:

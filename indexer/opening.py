@@ -14,9 +14,10 @@ import logging
 import os
 from pathlib import Path
 
+from indexer.config import IndexConfig
 from indexer.embedder import Embedder
 from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
-from indexer.index import Index, IndexConfig
+from indexer.index import Index
 from indexer.manifest import IndexUnavailable, Manifest
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from indexer.tokenizer import Tokenizer

@@ -3,7 +3,9 @@
 This module decides what each note needs (nothing, a stat update, a failure
 with its reason, new chunks) by reading it only when its size or mtime moved;
 `Index` stores the changes in batches, in the order that keeps its stores
-recoverable after a crash.
+recoverable after a crash. A pass has two steps: every changed note is chunked
+and put into BM25 first (searchable within seconds), then the chunks whose
+vectors the cache lacks are embedded, which the daemon does in the background.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class ReconcileStats:
     files_failed: int = 0
     chunks_embedded: int = 0
     chunks_deleted: int = 0
+    chunks_waiting: int = 0  # still without a vector after this pass (the daemon embeds them in the background)
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -58,8 +61,9 @@ def _read(entry: FileEntry) -> tuple[str, str]:
 class Reconciler:
     """One reconcile pass over an open `Index`."""
 
-    def __init__(self, index: Index, progress: bool = False) -> None:
+    def __init__(self, index: Index, progress: bool = False, embed: bool = True) -> None:
         self.index = index
+        self.embed = embed
         self.stats = ReconcileStats()
         self.progress = progress
         self.problems: list[str] = []
@@ -93,6 +97,9 @@ class Reconciler:
                 batch = []
         if batch:
             self._apply(batch)
+        if self.embed:  # the whole vault's waiting chunks, or those of the paths asked for
+            self.stats.chunks_embedded += self._embed(None if paths is None else sorted(set(paths)))
+        self.stats.chunks_waiting = self.index.manifest.waiting_count()
         self.index.settle(time.time())
         if self.index.writable:  # the derived catalog follows the days' summaries (it reads what changed)
             self.problems += sync_catalog(self.index.layout, self.changed_years)
@@ -105,6 +112,16 @@ class Reconciler:
         from tqdm import tqdm
 
         return tqdm(entries, desc="indexing", unit="file", file=sys.stderr, leave=False)
+
+    def _embed(self, paths: list[str] | None) -> int:
+        """Embed what waits, with a bar on a terminal: chunks done of all, rate and time left."""
+        if not self.progress or not sys.stderr.isatty():
+            return self.index.embed_waiting(paths)
+        from tqdm import tqdm
+
+        total = len(self.index.waiting(paths)) if paths is not None else self.index.manifest.waiting_count()
+        with tqdm(total=total, desc="embedding", unit="chunk", file=sys.stderr, leave=False) as bar:
+            return self.index.embed_waiting(paths, progress=bar.update)
 
     def _check(self, entry: FileEntry, row) -> FileChunks | None:
         """Decide what a file needs, reading it only when its size or mtime moved."""
@@ -144,28 +161,32 @@ class Reconciler:
 
     def _apply(self, batch: list[FileChunks]) -> None:
         self.changed.update(f.rel for f in batch)
-        vectors, embedded = self.index.embed([c for f in batch for c in f.chunks])
-        self.stats.chunks_embedded += embedded
-        self.stats.chunks_deleted += self.index.apply(batch, vectors)
+        self.stats.chunks_deleted += self.index.apply(batch)
         self.stats.files_changed += len(batch)
 
 
 def reconcile(
-    index: Index, paths: Iterable[str] | None = None, progress: bool = False, problems: list[str] | None = None
+    index: Index,
+    paths: Iterable[str] | None = None,
+    progress: bool = False,
+    problems: list[str] | None = None,
+    embed: bool = True,
 ) -> ReconcileStats:
-    """One reconcile pass; `problems` collects the per-file warnings.
+    """One reconcile pass; `problems` collects the per-file warnings. `embed=False` leaves the
+    chunks that wait for vectors to the caller (the daemon embeds them in the background).
 
     If the manifest or the embedded store breaks under it (deleted or garbled while open),
     the derived data is dropped and the whole vault reconciled again from the notes, so a
     daemon heals itself instead of failing every batch until it is restarted."""
-    reconciler = Reconciler(index, progress)
+    paths = None if paths is None else list(paths)
+    reconciler = Reconciler(index, progress, embed)
     try:
         stats = reconciler.run(paths)
     except (sqlite3.DatabaseError, StoreError) as exc:
         if isinstance(exc, StoreLocked) or index.config.qdrant_url or not index.writable:
             raise
         recover(index, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        reconciler = Reconciler(index, progress)
+        reconciler = Reconciler(index, progress, embed)
         stats = reconciler.run()
     if problems is not None:
         problems.extend(reconciler.problems)

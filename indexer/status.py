@@ -29,7 +29,7 @@ def vault_status(layout: Layout) -> dict[str, Any]:
     manifest = layout.state_dir / "manifest.sqlite"
     files: dict[str, tuple[int, int, str, str | None]] = {}
     meta: dict[str, str] = {}
-    chunks = 0
+    chunks, waiting = 0, 0
     if manifest.exists():
         db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
         try:
@@ -39,8 +39,9 @@ def vault_status(layout: Layout) -> dict[str, Any]:
                 for r in db.execute("SELECT path, size, mtime_ns, status, error FROM files")
             }
             chunks = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-        except sqlite3.DatabaseError:
-            meta, files, chunks = {"store": "unreadable manifest"}, {}, 0
+            waiting = int(db.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0])
+        except sqlite3.DatabaseError:  # also a manifest of an older format, until the next `index`
+            meta, files, chunks, waiting = {"store": "unreadable manifest"}, {}, 0, 0
         finally:
             db.close()
     failures = [
@@ -63,6 +64,7 @@ def vault_status(layout: Layout) -> dict[str, Any]:
         "files_failed": len(failures),
         "failures": failures,
         "chunks": chunks,
+        "vectors": {"embedded": chunks - waiting, "total": chunks, "waiting": waiting},
         "embedder": meta.get("embedder"),
         "store": meta.get("store"),
         "index_bytes": _dir_bytes(layout.state_dir) if layout.state_dir.exists() else 0,

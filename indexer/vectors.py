@@ -77,6 +77,7 @@ class EdgeStore:
             raise StoreError(f"{meta_file}: unreadable store metadata ({exc})") from None
         _check_meta(found, embedder, dim, str(path))
         self.created = False  # True: a new, empty store; whatever the manifest says was indexed is not in it
+        self.writable = create
         try:
             if found is not None and (path / "edge_config.json").exists():
                 self.shard = e.EdgeShard.load(str(path))
@@ -163,7 +164,8 @@ class EdgeStore:
 
     def close(self) -> None:
         try:
-            self.flush()
+            if self.writable:  # a reader has nothing to write back
+                self.flush()
         finally:
             self.shard.close()
 

@@ -27,7 +27,7 @@ from vault.saving import Saved
 from vault.sections import Section
 
 if TYPE_CHECKING:
-    from indexer.index import IndexConfig
+    from indexer.config import IndexConfig
     from indexer.reconcile import ReconcileStats
     from memvault.local import LocalRuntime
 
@@ -57,7 +57,7 @@ class Vault:
 
     def _local(self) -> LocalRuntime:
         if self._runtime is None:
-            from indexer.index import IndexConfig
+            from indexer.config import IndexConfig
             from memvault.local import LocalRuntime
 
             config = self._config or IndexConfig.from_env(root=self.layout.root)

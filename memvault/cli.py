@@ -84,6 +84,9 @@ def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
             f"{stats['chunks_embedded']} chunks embedded, {stats['chunks_deleted']} deleted, "
             f"{stats['files_failed']} failed, in {stats['seconds']:.2f}s"
         )
+        if stats.get("chunks_waiting"):
+            print(f"{stats['chunks_waiting']} chunks wait for their vectors: the daemon embeds them in the background "
+                  "(`memvault status` shows how far it is)")  # fmt: skip
     return 0
 
 
@@ -96,6 +99,10 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
             "index_bytes", "last_reconcile")  # fmt: skip
     for key in keys:
         print(f"{key:<15} {status[key]}")
+    vectors = status.get("vectors") or {}
+    if vectors:
+        left = f"; {vectors['rate_per_s']} chunks/s, {vectors['eta_s']} s left" if vectors.get("rate_per_s") else ""
+        print(f"{'vectors':<15} {vectors['embedded']} of {vectors['total']} embedded{left}")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
     return 0
@@ -180,7 +187,7 @@ def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
 
 def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "run":
-        from indexer.index import IndexConfig
+        from indexer.config import IndexConfig
         from memvault.daemon import server
         from vault.config import load_settings
 

@@ -15,7 +15,7 @@ from vault.errors import UsageError
 from vault.paths import Layout
 
 if TYPE_CHECKING:
-    from indexer.index import IndexConfig
+    from indexer.config import IndexConfig
     from search.engine import Searcher
     from search.hits import SearchResult
     from search.options import SearchOptions
@@ -63,9 +63,8 @@ class LocalRuntime:
         self.close()
         with open_index(self.layout, self.config) as index:
             reconcile(index, paths)
-            again = index.purge()
-            if again:
-                reconcile(index, again)
+            index.purge()
+            index.embed_waiting()  # texts the cache did not hold (it is capped)
 
     def recalls(self) -> dict[str, tuple[float, int]]:
         from indexer.manifest import IndexUnavailable, Manifest

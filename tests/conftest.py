@@ -54,12 +54,13 @@ def cli(layout: Layout) -> CliRunner:
 
 
 def start_daemon(cli: CliRunner, root: Path, *args: str, env: dict[str, str] | None = None) -> None:
-    """`memvault daemon start` answers before the daemon's first pass over the vault is done (a
-    search meanwhile sees what is indexed so far); a test that checks indexed content waits for it."""
+    """`memvault daemon start` answers before the daemon's first pass over the vault is done, and
+    embeds after it (a search meanwhile sees what is indexed so far); a test that checks indexed
+    content waits for both."""
     from memvault.daemon.client import ask
     from tests.reliability.conftest import wait_for
 
     started = cli("--vault", str(root), "daemon", "start", *args, env=env)
     assert started.returncode == 0, started.stderr
     status = lambda: (ask(Layout(root), {"op": "status"}, timeout=5.0) or {}).get("status", {})  # noqa: E731
-    wait_for(lambda: status().get("last_full_reconcile"))
+    wait_for(lambda: (now := status()).get("last_full_reconcile") and not now["vectors"]["waiting"])

@@ -96,3 +96,18 @@ def test_top_keeps_ties_and_respects_allowed_before_the_cut():
     assert [s for s, _ in corpus.reader.top(["apple"], 3, allowed)] == [slot["d04"], slot["d03"], slot["d02"]]
     empty = corpus.reader.top(["apple"], 3, np.array([slot["other0"]]))
     assert empty == []
+
+
+def test_a_reader_past_its_memory_cap_still_scores_exactly(monkeypatch):
+    monkeypatch.setattr(bm25, "CACHED_POSTINGS", 3)  # every read evicts: scores come from SQLite again
+    corpus = Corpus()
+    docs = {f"d{i}": [VOCAB[i % 7], VOCAB[(i * 3) % 10], "a"] * (1 + i % 3) for i in range(12)}
+    for name, tokens in docs.items():
+        corpus.add(name, tokens)
+    names = sorted(docs)
+    for query in (["a", "b"], ["向量", "c", "a"], ["b"]):
+        for _ in range(2):
+            ours = corpus.scores(corpus.reader, query)
+            oracle = BM25Okapi([docs[n] for n in names]).get_scores(query)
+            np.testing.assert_allclose([ours.get(n, 0.0) for n in names], oracle, rtol=0, atol=1e-9)
+            assert corpus.reader._held <= 3 or len(corpus.reader._postings) == 1

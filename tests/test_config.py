@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.index import IndexConfig
+from indexer.config import IndexConfig
 from vault.config import CONFIG_FILE, Settings, env, load_settings
 from vault.errors import UsageError
 

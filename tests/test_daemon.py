@@ -164,7 +164,8 @@ def _indexed_within(layout, seconds: float = 60.0) -> float:
     started = time.monotonic()
     while time.monotonic() - started < seconds:
         reply = ask(layout, {"op": "status"})
-        if reply and reply["status"]["files_pending"] == 0 and reply["status"]["queue"] == 0:
+        status = reply["status"] if reply else None
+        if status and status["files_pending"] == 0 and status["queue"] == 0 and not status["vectors"]["waiting"]:
             return time.monotonic() - started
         time.sleep(0.1)
     raise AssertionError(f"not indexed within {seconds}s")

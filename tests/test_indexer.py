@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
+from indexer.config import IndexConfig
 from indexer.embed_cache import EmbedCache
 from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
-from indexer.index import IndexConfig
 from indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
@@ -215,9 +215,11 @@ def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):
         "files_failed",
         "chunks_embedded",
         "chunks_deleted",
+        "chunks_waiting",
         "seconds",
     }
     assert (stats["files_scanned"], stats["files_changed"], stats["files_failed"]) == (5, 3, 2)
+    assert stats["chunks_waiting"] == 0  # `index` embeds what it indexed before it returns
     assert "binary.md: binary file" in result.stderr and "gbk.md: not valid UTF-8" in result.stderr
     status = json.loads(cli("status", "--json").stdout)
     assert status["files_on_disk"] == 5 and status["files_indexed"] == 3 and status["files_failed"] == 2

@@ -21,14 +21,15 @@ import threading
 import time
 from typing import Any
 
+from indexer.config import IndexConfig
 from indexer.embedders import relevance_floor
-from indexer.index import IndexConfig
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
 from indexer.status import vault_status
 from indexer.verify import disagreements
 from indexer.watcher import PendingPaths, Watcher
 from memvault import verbs
+from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
 from memvault.daemon.transport import MAX_CLIENTS, Handler, Server
@@ -65,6 +66,7 @@ class Daemon:
         self.index.listener = self._indexed
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
         self.lock = threading.RLock()
+        self.embedding = BackgroundEmbedding(self.index, self.lock)
         self.pending = PendingPaths(debounce, on_change=lambda rel: self.events.publish("file-changed", path=rel))
         self.stopping = threading.Event()
         self.started = time.time()
@@ -151,7 +153,8 @@ class Daemon:
         with self.lock:
             if request.rebuild:
                 self.index.reset("rebuild")
-            stats = reconcile(self.index, request.paths or None, problems=problems)
+            # the notes asked for get their vectors now; a whole pass leaves them to the background
+            stats = reconcile(self.index, request.paths or None, problems=problems, embed=bool(request.paths))
             if not request.paths:
                 self.last_reconcile = time.time()
         return verbs.Indexed(stats.as_dict(), problems)
@@ -159,9 +162,8 @@ class Daemon:
     def purge(self, paths: list[str]) -> None:
         self.sync(paths)
         with self.lock:
-            again = self.index.purge()
-            if again:
-                reconcile(self.index, again)
+            self.index.purge()
+            self.index.embed_waiting()  # texts the cache did not hold (it is capped)
 
     def status(self) -> dict[str, Any]:
         status = vault_status(self.layout)
@@ -174,6 +176,7 @@ class Daemon:
             watcher_alive=bool(self.watcher and self.watcher.observer.is_alive()),
             watcher_restarts=self.watcher.restarts if self.watcher else 0,
             errors=self.errors[-20:],
+            vectors=self.embedding.progress(status["vectors"]),
             usage=self.usage.as_dict(query_cache=self.engine.query_cache, embed_cache=self.index.embed_cache),
         )
         return status
@@ -221,7 +224,9 @@ class Daemon:
 
     def _loop(self) -> None:
         self._reconcile_all()
-        while not self.stopping.wait(0.2):
+        busy = False
+        while not self.stopping.wait(0 if busy else 0.2):
+            busy = False
             try:
                 if self.watcher and self.watcher.ensure_alive():
                     self.events.publish("watcher-stopped", reason="died")
@@ -235,8 +240,10 @@ class Daemon:
                     self._reconcile_all()
                 elif ready:
                     with self.lock:
-                        stats = reconcile(self.index, ready)
+                        stats = reconcile(self.index, ready, embed=False)
                     log.info("indexed %d changed paths: %s", len(ready), stats.as_dict())
+                else:  # nothing to read: give vectors to what waits for them, a step at a time
+                    busy = self.embedding.step()
             except Exception as exc:
                 log.exception("reconcile failed")
                 self._error(f"reconcile failed: {type(exc).__name__}: {exc}")
@@ -256,8 +263,8 @@ class Daemon:
                      days, len(done.moved), len(done.kept))  # fmt: skip
 
     def _reconcile_all(self) -> None:
-        with self.lock:
-            stats = reconcile(self.index)
+        with self.lock:  # BM25 for every change now; the vectors follow in the background
+            stats = reconcile(self.index, embed=False)
             self.last_reconcile = time.time()
         log.info("reconciled the vault: %s", stats.as_dict())
 

@@ -91,7 +91,7 @@ def one_line(stderr: str) -> bool:
 
 def disagreements(layout: Layout) -> list[str]:
     """Open the index in this process (no daemon may hold it) and list every disagreement."""
-    from indexer.index import IndexConfig
+    from indexer.config import IndexConfig
     from indexer.opening import open_index
     from indexer.verify import disagreements as check
 
@@ -141,11 +141,12 @@ def ask(layout: Layout, request: dict[str, Any], timeout: float = 60.0) -> dict[
 
 
 def settle(layout: Layout, timeout: float = 120.0) -> None:
-    """Wait until the daemon has nothing queued and nothing on disk is pending."""
+    """Wait until the daemon has nothing queued, nothing on disk is pending and no chunk waits for its vector."""
 
     def idle() -> bool:
         reply = ask(layout, {"op": "status"}, timeout=30)
-        return bool(reply and reply["ok"] and reply["status"]["queue"] == 0 and reply["status"]["files_pending"] == 0)
+        status = reply["status"] if reply and reply["ok"] else None
+        return bool(status and not (status["queue"] or status["files_pending"] or status["vectors"]["waiting"]))
 
     wait_for(idle, timeout)
 

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from indexer.index import IndexConfig
+from indexer.config import IndexConfig
 from indexer.opening import open_index
 from indexer.reconcile import Reconciler, reconcile
 from indexer.verify import disagreements as index_disagreements

@@ -1,0 +1,71 @@
+"""The manifest's rows as values: a file, a chunk (read back, or written from a `Chunk` and its
+payload), and the packing of chunk texts."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from indexer import bm25
+from vault.model import Chunk
+
+ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded"
+ROW_BARE = ROW.replace("text", "NULL")  # ranking and filters read all but the text
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    status: str  # indexed | failed | pending
+    error: str | None
+    chunks: int
+    indexed_at: float
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk as indexed: enough to render a hit without reopening the note."""
+
+    id: str
+    path: str
+    heading: tuple[str, ...]
+    section: str
+    start_line: int
+    end_line: int
+    content_hash: str
+    text: str
+    payload: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ChunkRow:
+        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded = row
+        text = zlib.decompress(packed).decode("utf-8") if packed else ""
+        payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
+                   "start_line": start, "end_line": end, "content_hash": content_hash,
+                   **({"superseded": superseded} if superseded else {})}  # fmt: skip
+        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload)
+
+
+def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded: bool) -> tuple[Any, ...]:
+    tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
+    heading = json.dumps(c.heading, ensure_ascii=False)
+    return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
+            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms, int(embedded))  # fmt: skip
+
+
+def pack_text(text: str) -> bytes:
+    """Chunk texts are kept compressed: they are read back only for the few hits a search shows."""
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def counts(tokens: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for token in tokens:
+        out[token] = out.get(token, 0) + 1
+    return out
