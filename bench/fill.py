@@ -11,10 +11,12 @@ starts from; the last row is what the finished index gives.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +25,33 @@ from bench.metrics import mean
 from bench.speed import run
 
 
-def _ask(conn: Any, text: str, mode: str) -> dict[str, Any]:
-    reply = conn.call({"op": "search", "query": text, "mode": mode, "limit": 10, "per_doc": 1})
-    if not reply.get("ok"):
-        raise RuntimeError(f"search failed: {reply.get('error')}")
+def _call(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
+    reply = conn.call(request)
+    if not reply or not reply.get("ok"):
+        raise RuntimeError(f"{request['op']} failed: {reply and reply.get('error')}")
     return reply
 
 
-def _sample(conn: Any, unit: Any, mode: str) -> dict[str, float]:
-    rows = [unit.judge(qid, _ask(conn, text, mode)["hits"]) for qid, text, _ in unit.queries]
+def _ask(conn: Any, text: str, mode: str) -> dict[str, Any]:
+    return _call(conn, {"op": "search", "query": text, "mode": mode, "limit": 10, "per_doc": 1})
+
+
+def _sample(layout: Any, unit: Any, mode: str) -> dict[str, float]:
+    with _connect(layout) as conn:  # a connection per sample: the daemon lets idle clients go
+        rows = [unit.judge(qid, _ask(conn, text, mode)["hits"]) for qid, text, _ in unit.queries]
     figures = mean(rows)
     return {"recall@10": round(figures["recall@10"], 4), "ndcg@10": round(figures["ndcg@10"], 4)}
 
 
-def _status(conn: Any) -> dict[str, Any]:
-    return conn.call({"op": "status"})["status"]
+@contextlib.contextmanager
+def _connect(layout: Any) -> Iterator[Any]:
+    from memvault.daemon.client import Connection
+
+    conn = Connection(layout, timeout=600)
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -48,7 +62,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--every", type=float, default=120.0, help="seconds between recall samples")
     parser.add_argument("--minutes", type=float, default=60.0, help="stop sampling after this long")
     args = parser.parse_args(argv)
-    from memvault.daemon.client import Connection
     from vault.paths import Layout
 
     (unit,) = _doc_set("scifact", DATA / "scifact", args.queries, seed=5)
@@ -64,26 +77,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         started = time.perf_counter()
         run(["--vault", str(vault), "daemon", "start"])
         report["daemon_start_s"] = round(time.perf_counter() - started, 2)
-        conn = Connection(Layout(vault.resolve()), timeout=600)
+        layout = Layout(vault.resolve())
         probe = random.Random(1).choice(unit.queries)[1]
-        while not _ask(conn, probe, "bm25")["hits"]:
-            time.sleep(0.2)
-        report["first_bm25_answer_s"] = round(time.perf_counter() - started, 2)
-        while not any("vector" in h["ranks"] for h in _ask(conn, probe, "hybrid")["hits"]):
-            time.sleep(0.2)
-        report["first_hybrid_answer_s"] = round(time.perf_counter() - started, 2)
-        report["bm25_alone"] = _sample(conn, unit, "bm25")
+        with _connect(layout) as conn:
+            while not _ask(conn, probe, "bm25")["hits"]:
+                time.sleep(0.2)
+            report["first_bm25_answer_s"] = round(time.perf_counter() - started, 2)
+            while not any("vector" in h["ranks"] for h in _ask(conn, probe, "hybrid")["hits"]):
+                time.sleep(0.2)
+            report["first_hybrid_answer_s"] = round(time.perf_counter() - started, 2)
+        print({k: v for k, v in report.items() if k != "samples"}, flush=True)
+        report["bm25_alone"] = _sample(layout, unit, "bm25")
         while True:
-            vectors = _status(conn)["vectors"]
+            with _connect(layout) as conn:
+                vectors = _call(conn, {"op": "status"})["status"]["vectors"]
             row = {"s": round(time.perf_counter() - started, 1), "embedded": vectors["embedded"],
-                   "total": vectors["total"], **_sample(conn, unit, "hybrid")}  # fmt: skip
+                   "total": vectors["total"], **_sample(layout, unit, "hybrid")}  # fmt: skip
             report["samples"].append(row)
             print(row, flush=True)
             if not vectors["waiting"] or time.perf_counter() - started > 60 * args.minutes:
                 break
             time.sleep(args.every)
         report["all_vectors_s"] = round(time.perf_counter() - started, 1) if not vectors["waiting"] else None
-        conn.close()
     finally:
         run(["--vault", str(vault), "daemon", "stop"])
         shutil.rmtree(work, ignore_errors=True)
