@@ -2,7 +2,7 @@
 
 The SciFact documents are copied into an empty vault and `memvault daemon start` is run on it. From
 that moment the bench measures the seconds to the first BM25 answer and to the first hybrid answer
-with a dense hit in it, then every `--every` seconds asks a fixed sample of the SciFact questions
+(once the first vectors are in), then every `--every` seconds asks a fixed sample of the SciFact questions
 in hybrid mode and records recall@10 and nDCG@10 beside the share of chunks embedded, until every
 vector is in or `--minutes` have passed. BM25 alone on the same sample is the floor the curve
 starts from; the last row is what the finished index gives.
@@ -83,8 +83,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             while not _ask(conn, probe, "bm25")["hits"]:
                 time.sleep(0.2)
             report["first_bm25_answer_s"] = round(time.perf_counter() - started, 2)
-            while not any("vector" in h["ranks"] for h in _ask(conn, probe, "hybrid")["hits"]):
+            while not _call(conn, {"op": "status"})["status"]["vectors"]["embedded"]:
                 time.sleep(0.2)
+            answer = _ask(conn, probe, "hybrid")  # the first answer with the dense retriever in it
+            assert answer["source"] == "hybrid", answer
             report["first_hybrid_answer_s"] = round(time.perf_counter() - started, 2)
         print({k: v for k, v in report.items() if k != "samples"}, flush=True)
         report["bm25_alone"] = _sample(layout, unit, "bm25")
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     lines = [f"SciFact, {report['docs']} documents, {report['queries']} questions, default model:",
              f"- daemon start answered after {report['daemon_start_s']} s; first BM25 answer at "
-             f"{report['first_bm25_answer_s']} s; first hybrid answer with a dense hit at "
+             f"{report['first_bm25_answer_s']} s; first hybrid answer at "
              f"{report['first_hybrid_answer_s']} s",
              f"- BM25 alone: recall@10 {report['bm25_alone']['recall@10']}, nDCG@10 {report['bm25_alone']['ndcg@10']}",
              "", "| seconds | chunks embedded | hybrid recall@10 | hybrid nDCG@10 |", "|---|---|---|---|"]  # fmt: skip
