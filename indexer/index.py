@@ -210,11 +210,12 @@ class Index:
         crash_point("after-delete")
         store.flush()
         assert self.tokenizer is not None
-        for f in batch:
-            tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
-            embedded = [c.content_hash in have for c in f.chunks]
-            self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, embedded)
-            crash_point("mid-manifest")
+        with self.manifest.transaction():  # the batch commits once: a commit per note cost a third of the pass
+            for f in batch:
+                tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
+                embedded = [c.content_hash in have for c in f.chunks]
+                self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, embedded)
+                crash_point("mid-manifest")
         self.manifest.set_meta("dirty", "0")
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))

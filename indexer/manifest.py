@@ -62,6 +62,7 @@ class Manifest:
         self.created = False
         self.damaged = False  # it was unreadable and has been recreated (and said so)
         self._ino: tuple[int, int] | None = None
+        self.depth = 0  # transactions open (see `transaction`)
         if not create and not path.exists():
             raise IndexUnavailable(f"{path.parent}: no index yet; run `memvault index`")
         try:
@@ -351,8 +352,13 @@ class Manifest:
         last step of removing a text for good."""
         scrub_db(self.db)
 
-    def _transaction(self):
-        return _Transaction(self.db)
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self)
+
+    def transaction(self) -> _Transaction:
+        """One transaction around several writes (a batch of notes commits once); writes inside
+        it join it instead of committing each on its own."""
+        return _Transaction(self)
 
 
 def cache_path(manifest: Path) -> Path:
@@ -360,11 +366,17 @@ def cache_path(manifest: Path) -> Path:
 
 
 class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on an exception); nested, only the outermost counts."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
 
     def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+        if not self.manifest.depth:
+            self.manifest.db.execute("BEGIN IMMEDIATE")
+        self.manifest.depth += 1
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        self.manifest.depth -= 1
+        if not self.manifest.depth:
+            self.manifest.db.execute("COMMIT" if exc_type is None else "ROLLBACK")

@@ -29,6 +29,7 @@ MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
 _WORD = re.compile(r"[^\W_]+|[^\w\s]")
+_LONG_WORD = re.compile(r"[^\W_]{8,}")  # the words of _WORD that count more than once
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
 
@@ -37,9 +38,9 @@ def estimate_tokens(text: str) -> int:
     """A cheap, model-free estimate of WordPiece tokens, good enough to size chunks."""
     cjk = len(CJK_WIDE.findall(text))
     rest = CJK_WIDE.sub(" ", text)
-    words = _WORD.findall(rest)
-    long_words = sum(len(w) // 8 for w in words)  # long words split into several pieces
-    return cjk + len(words) + long_words
+    words = len(_WORD.findall(rest))
+    long_words = sum(len(w) >> 3 for w in _LONG_WORD.findall(rest))  # split into several pieces
+    return cjk + words + long_words
 
 
 @dataclass
