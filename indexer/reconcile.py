@@ -14,7 +14,7 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,9 +61,12 @@ def _read(entry: FileEntry) -> tuple[str, str]:
 class Reconciler:
     """One reconcile pass over an open `Index`."""
 
-    def __init__(self, index: Index, progress: bool = False, embed: bool = True) -> None:
+    def __init__(
+        self, index: Index, progress: bool = False, embed: bool = True, pause: Callable[[], None] | None = None
+    ) -> None:
         self.index = index
         self.embed = embed
+        self.pause = pause  # called between batches: a daemon lets searches in there
         self.stats = ReconcileStats()
         self.progress = progress
         self.problems: list[str] = []
@@ -163,6 +166,8 @@ class Reconciler:
         self.changed.update(f.rel for f in batch)
         self.stats.chunks_deleted += self.index.apply(batch)
         self.stats.files_changed += len(batch)
+        if self.pause is not None:
+            self.pause()
 
 
 def reconcile(
@@ -171,6 +176,7 @@ def reconcile(
     progress: bool = False,
     problems: list[str] | None = None,
     embed: bool = True,
+    pause: Callable[[], None] | None = None,
 ) -> ReconcileStats:
     """One reconcile pass; `problems` collects the per-file warnings. `embed=False` leaves the
     chunks that wait for vectors to the caller (the daemon embeds them in the background).
@@ -179,14 +185,14 @@ def reconcile(
     the derived data is dropped and the whole vault reconciled again from the notes, so a
     daemon heals itself instead of failing every batch until it is restarted."""
     paths = None if paths is None else list(paths)
-    reconciler = Reconciler(index, progress, embed)
+    reconciler = Reconciler(index, progress, embed, pause)
     try:
         stats = reconciler.run(paths)
     except (sqlite3.DatabaseError, StoreError) as exc:
         if isinstance(exc, StoreLocked) or index.config.qdrant_url or not index.writable:
             raise
         recover(index, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        reconciler = Reconciler(index, progress, embed)
+        reconciler = Reconciler(index, progress, embed, pause)
         stats = reconciler.run()
     if problems is not None:
         problems.extend(reconciler.problems)

@@ -12,6 +12,7 @@ do their file work outside it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -71,6 +72,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.started = time.time()
         self.last_reconcile: float | None = None
+        self.passing = False  # a pass over the whole vault is under way
         self.errors: list[str] = []
         self.watcher: Watcher | None = None
         self.server: Server | None = None
@@ -133,6 +135,9 @@ class Daemon:
         self.sync()
         with self.lock:
             result = self.engine.search(query, options)
+            if self.passing and result.source != "substring":
+                partial = "the daemon is still indexing the vault: this answer is from the notes indexed so far"
+                result = dataclasses.replace(result, reason="; ".join(filter(None, [result.reason, partial])))
             if result.source != "substring" and self.index.writable:
                 floor = relevance_floor(self.index.embedder.name)  # a hit that only filled the list is no recall
                 relevant = [h for h in result.hits if "bm25" in h.ranks or h.scores.get("vector", -1.0) >= floor]
@@ -248,6 +253,13 @@ class Daemon:
                 log.exception("reconcile failed")
                 self._error(f"reconcile failed: {type(exc).__name__}: {exc}")
 
+    def _let_others_in(self) -> None:
+        """Between two batches of a pass over the vault (held once, by this thread): a search or a
+        save waiting for the lock goes first, and answers from what is indexed so far."""
+        self.lock.release()
+        time.sleep(0.005)
+        self.lock.acquire()
+
     def _daily_retention(self) -> None:
         """Once a day, when the vault sets `retention_days`: old daily notes with a summary to the trash."""
         today = dt.date.today()
@@ -263,8 +275,12 @@ class Daemon:
                      days, len(done.moved), len(done.kept))  # fmt: skip
 
     def _reconcile_all(self) -> None:
-        with self.lock:  # BM25 for every change now; the vectors follow in the background
-            stats = reconcile(self.index, embed=False)
+        with self.lock:  # BM25 for every change now, searches let in between batches; vectors follow
+            self.passing = True
+            try:
+                stats = reconcile(self.index, embed=False, pause=self._let_others_in)
+            finally:
+                self.passing = False
             self.last_reconcile = time.time()
         log.info("reconciled the vault: %s", stats.as_dict())
 
