@@ -22,11 +22,21 @@ if TYPE_CHECKING:
 
 
 class LocalRuntime:
-    def __init__(self, layout: Layout, config: IndexConfig, progress: bool = False) -> None:
+    def __init__(self, layout: Layout, config: IndexConfig | None = None, progress: bool = False) -> None:
         self.layout = layout
-        self.config = config
+        self._config = config
         self.progress = progress
         self._searcher: Searcher | None = None
+
+    @property
+    def config(self) -> IndexConfig:
+        """The index settings given, else the vault's (`IndexConfig.from_env`), read when a verb first
+        needs them: `status` and the verbs on the files alone open no index (and import none of it)."""
+        if self._config is None:
+            from indexer.index import IndexConfig
+
+            self._config = IndexConfig.from_env(root=self.layout.root)
+        return self._config
 
     def written(self, paths: list[str]) -> bool:
         return False  # the next `index`, or a daemon's watcher, picks them up
