@@ -7,8 +7,12 @@ answers that question first, with the standard library: the walk `vault.scan.sca
 state. When every note is the version the manifest recorded, the index was built as this run would
 open it, and nothing else is owed, it returns the stats the full pass would have printed, having
 written nothing. Anything else, or anything it cannot judge, gives None: the full pass runs, and it
-stays the authority. It does not re-verify what only opening the stores would (the manifest's pages,
-the vector store's segments): a later write or search finds those as before.
+stays the authority.
+
+What only opening the stores would find (a garbled manifest page or vector WAL) is found by their
+files' `stat` instead: `record` notes them whenever memvault closes stores it opened and found sound
+(after a full pass, after a search that found them as recorded), and stores whose files differ from
+that record (damaged, or written by some other process) take the full pass.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from vault.catalog import in_sync as catalog_in_sync
 from vault.config import Settings, load_settings
 from vault.errors import MemvaultError
+from vault.fileio import atomic_write
 from vault.locks import try_lock
 from vault.paths import Layout
 from vault.scan import scan_vault
@@ -38,6 +43,7 @@ TOKENIZERS = tuple(
 )
 EDGE_META = "memvault-collection.json"
 EDGE_CONFIG = "edge_config.json"
+SETTLED = "settled.json"  # in the state folder: the stores' files as memvault last left them (`record`)
 
 
 def unchanged(
@@ -68,8 +74,50 @@ def unchanged(
             "chunks_deleted": 0, "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
 
 
+def record(layout: Layout) -> None:
+    """Note the stores' files as they are now: called once memvault has closed stores it found sound."""
+    lock = try_lock(layout.state_dir / "index.lock")
+    if lock is None:
+        return  # another process has the index open already: the next `index` takes the full pass
+    try:
+        if not settled(layout):
+            atomic_write(layout.state_dir / SETTLED, json.dumps(_store_files(layout), sort_keys=True).encode())
+    except OSError:
+        (layout.state_dir / SETTLED).unlink(missing_ok=True)
+    finally:
+        os.close(lock)
+
+
+def settled(layout: Layout) -> bool:
+    """The stores' files are as `record` last noted them."""
+    try:
+        return json.loads((layout.state_dir / SETTLED).read_text()) == _store_files(layout)
+    except (OSError, ValueError):
+        return False
+
+
+def _store_files(layout: Layout) -> dict[str, list[int]]:
+    """The size and mtime of the manifest and of every file of the embedded store; of the manifest's
+    WAL only its size (0 when missing: readers create it empty, the last connection removes it)."""
+    manifest = layout.state_dir / "manifest.sqlite"
+    wal = Path(f"{manifest}-wal")
+    st = manifest.stat()
+    files = {manifest.name: [st.st_size, st.st_mtime_ns], wal.name: [wal.stat().st_size if wal.exists() else 0]}
+    for dirpath, _, names in os.walk(layout.state_dir / "vectors", onerror=_raise):
+        for name in names:
+            st = os.lstat(os.path.join(dirpath, name))
+            files[os.path.relpath(os.path.join(dirpath, name), layout.state_dir)] = [st.st_size, st.st_mtime_ns]
+    return files
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
 def _unchanged(layout: Layout, manifest: Path, settings: Settings) -> tuple[int, int] | None:
     """(notes walked, notes failed) when nothing changed, else None."""
+    if not settled(layout):
+        return None
     db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta"))

@@ -27,6 +27,7 @@ class LocalRuntime:
         self._config = config
         self.progress = progress
         self._searcher: Searcher | None = None
+        self._settled = False  # the stores were as `indexer.quickcheck.record` noted when search opened them
 
     @property
     def config(self) -> IndexConfig:
@@ -43,13 +44,16 @@ class LocalRuntime:
 
     def search(self, query: str, options: SearchOptions) -> SearchResult:
         if self._searcher is None:
+            from indexer.quickcheck import settled
             from search.engine import Searcher
 
+            self._settled = settled(self.layout)  # then what opening them changes is noted again at close
             self._searcher = Searcher.open(self.layout, self.config)
         return self._searcher.search(query, options)
 
     def reindex(self, request: Reindex) -> Indexed:
         from indexer.opening import open_index
+        from indexer.quickcheck import record
         from indexer.reconcile import reconcile
 
         self.close()
@@ -64,6 +68,8 @@ class LocalRuntime:
             if request.rebuild:
                 index.reset("rebuild")
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
+        if request.paths is None:  # a whole pass: the next no-change `index` may trust the stores as left now
+            record(self.layout)
         return Indexed(stats.as_dict(), problems)
 
     def purge(self, paths: list[str]) -> None:
@@ -109,3 +115,7 @@ class LocalRuntime:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+            if self._settled:  # the next no-change `index` can still trust the stores
+                from indexer.quickcheck import record
+
+                record(self.layout)

@@ -155,6 +155,36 @@ def test_a_change_takes_the_full_pass_and_the_next_run_is_quick_again(indexed, c
     assert not took_full and again["files_changed"] == 0 and err == ""
 
 
+def test_a_search_between_leaves_it_quick(indexed, cli):
+    """Opening the store to search rewrites some of its files in place; the quick check allows for it."""
+    assert json.loads(cli("search", "--json", "alpha launch").stdout)["hits"]
+    assert not stats(indexed)[2]
+
+
+def _garble_wal(state: Path) -> None:
+    for path in (state / "vectors" / "wal").iterdir():
+        with open(path, "r+b") as fh:
+            fh.write(bytes(range(64)))
+
+
+@pytest.mark.parametrize("damage", ["store WAL garbled", "manifest garbled", "no record of the stores"])
+def test_derived_files_changed_since_the_last_full_pass_take_it_again(indexed, damage):
+    if damage == "store WAL garbled":
+        _garble_wal(indexed.state_dir)
+    elif damage == "manifest garbled":
+        manifest = indexed.state_dir / "manifest.sqlite"
+        size = manifest.stat().st_size
+        with open(manifest, "r+b") as fh:  # pages in the middle: meta and files may still read fine
+            fh.seek(size // 3)
+            fh.write(bytes((i * 37 + 11) % 256 for i in range(size // 3)))
+    else:  # an index an older memvault built
+        (indexed.state_dir / "settled.json").unlink()
+    figures, err, took_full = stats(indexed)
+    assert took_full and figures["files_scanned"] == 3
+    assert (err == "") == (damage == "no record of the stores")  # damage is reported and rebuilt
+    assert not stats(indexed)[2]
+
+
 def test_a_catalog_edited_by_hand_is_regenerated_by_the_full_pass(indexed):
     catalog = indexed.root / "catalog/2026.tsv"
     right = catalog.read_text(encoding="utf-8")
@@ -216,3 +246,27 @@ def test_with_a_daemon_running_index_goes_through_it(indexed, cli):
         assert figures["files_changed"] == 0 and figures["files_scanned"] == 3 and err == ""
     finally:
         cli("daemon", "stop")
+
+
+def test_the_walk_judges_every_file_as_stat_entry_does(layout, tmp_path, monkeypatch):
+    """`scan_vault` takes one `lstat` for a plain file: the same entry `stat_entry` makes of it."""
+    import vault.scan as scan
+
+    root = layout.root
+    (root / "sub").mkdir()
+    (root / "a.md").write_text("a", encoding="utf-8")
+    (root / "sub" / "b.md").write_text("bb", encoding="utf-8")
+    (root / "in-link.md").symlink_to(root / "sub" / "b.md")
+    (tmp_path / "out.md").write_text("out", encoding="utf-8")
+    (root / "out-link.md").symlink_to(tmp_path / "out.md")
+    (root / "broken.md").symlink_to(root / "nothing.md")
+    (root / "folder.md").mkdir()
+    (root / "dir-link").symlink_to(root / "sub")
+    os.mkfifo(root / "pipe.md")
+    (root / ".gitignore").write_text("ignored.md\n", encoding="utf-8")
+    (root / "ignored.md").write_text("x", encoding="utf-8")
+    walked = list(scan.scan_vault(layout))
+    monkeypatch.setattr(scan, "_regular", lambda path, rel: None)
+    assert walked == list(scan.scan_vault(layout))
+    assert [e.rel for e in walked if e.error is None] == ["a.md", "in-link.md", "sub/b.md"]
+    assert [e.rel for e in walked if e.error] == ["broken.md", "out-link.md", "pipe.md"]
