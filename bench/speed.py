@@ -151,6 +151,26 @@ def index_block(vault: Path, embedder: str | None, compare_embedder: bool) -> di
     return result
 
 
+def no_change_block(vault: Path, files: int, runs: int) -> dict[str, Any]:
+    """A no-change `memvault index` of a small vault, the whole process as a person or a hook runs it,
+    against a process that only walks the vault (`vault.scan.scan_vault`), run in turns."""
+    generate_vault(vault, files, sections=1, seed=files)
+    run(["--vault", str(vault), "index", "--json", "--embedder", "hash-384"])
+    code = ("import sys; from pathlib import Path; from vault.paths import Layout; from vault.scan import scan_vault; "
+            "list(scan_vault(Layout(Path(sys.argv[1]).resolve())))")  # fmt: skip
+    walk = [sys.executable, "-c", code, str(vault)]
+    index_s, walk_s, changed = [], [], []
+    for _ in range(runs):
+        seconds, out, _ = run(["--vault", str(vault), "index", "--json"])
+        index_s.append(seconds)
+        changed.append(json.loads(out)["files_changed"])
+        started = time.perf_counter()
+        subprocess.run(walk, check=True)
+        walk_s.append(time.perf_counter() - started)
+    return {"files": files, "no_change_reindex_s": spread(index_s), "walk_alone_s": spread(walk_s),
+            "no_change_files_changed": max(changed)}  # fmt: skip
+
+
 def _manifest_sha(vault: Path, rel: str) -> str | None:
     db = sqlite3.connect(f"file:{vault / '.memvault' / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
     try:
@@ -253,6 +273,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["runs"]["real_model"] = {
             "index": index_block(main_vault, None, compare_embedder=True),
             "daemon": daemon_block(main_vault, queries, args.edits, args.cold, warm_runs=args.cold),
+        }
+        small = 40 if args.quick else 200
+        report["runs"][f"no_change_{small}_files"] = {
+            "note": "a whole `memvault index` process that finds nothing changed, beside one that only walks",
+            "index": no_change_block(work / f"small-{small}", small, runs=3 if args.quick else 10),
         }
         for size in [int(x) for x in args.large.split(",") if x]:
             vault = work / f"standin-{size}"

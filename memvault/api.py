@@ -21,15 +21,14 @@ from memvault.daemon.client import DaemonClient
 from memvault.protocol import Request
 from search.hits import Hit, SearchResult
 from search.options import build_options
-from vault.memory_file import init_vault, list_sections, rewrite
 from vault.paths import note_path, resolve_vault
-from vault.saving import Saved
-from vault.sections import Section
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the modules that write notes are imported by the methods that do (not by `memvault index`)
     from indexer.config import IndexConfig
     from indexer.reconcile import ReconcileStats
     from memvault.local import LocalRuntime
+    from vault.saving import Saved
+    from vault.sections import Section
 
 
 class Vault:
@@ -57,11 +56,9 @@ class Vault:
 
     def _local(self) -> LocalRuntime:
         if self._runtime is None:
-            from indexer.config import IndexConfig
             from memvault.local import LocalRuntime
 
-            config = self._config or IndexConfig.from_env(root=self.layout.root)
-            self._runtime = LocalRuntime(self.layout, config, self._progress)
+            self._runtime = LocalRuntime(self.layout, self._config, self._progress)
         return self._runtime
 
     # verbs that touch the index ------------------------------------------
@@ -78,6 +75,8 @@ class Vault:
     ) -> Saved:  # fmt: skip
         """Save a lasting fact; with `key`, replace the entry that has it. `status` says what happened:
         added, updated (the old entry is in the trash as `trashed`) or unchanged (already remembered)."""
+        from vault.saving import Saved
+
         r = self.run(verbs.Remember(text, section, type, key, tags))
         return Saved(self.root / r.path, r.section, r.created_section, r.status, r.trashed)
 
@@ -153,9 +152,13 @@ class Vault:
 
     # verbs on the files alone --------------------------------------------
     def init(self, lang: str = "zh") -> list[Path]:
+        from vault.memory_file import init_vault
+
         return init_vault(self.layout, lang)
 
     def sections(self) -> list[Section]:
+        from vault.memory_file import list_sections
+
         return list_sections(self.layout)
 
     def note_path(self, ref: str) -> Path:
@@ -164,6 +167,8 @@ class Vault:
 
     def rewrite(self, ref: str, text: str) -> Path | None:
         """Replace a whole note; returns where the previous version was kept."""
+        from vault.memory_file import rewrite
+
         return rewrite(self.layout, self.note_path(ref), text)
 
     # the daemon ------------------------------------------------------------

@@ -72,10 +72,15 @@ def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
-    for problem in reply.problems:
-        print(f"memvault: warning: {problem}", file=sys.stderr)
-    stats = reply.stats
+    from indexer.quickcheck import unchanged
+
+    # when no note changed, the walk alone says so: the index (numpy, the store, the model) is not opened
+    stats = None if args.rebuild else unchanged(vault.layout, args.embedder, args.tokenizer, args.qdrant_url)
+    if stats is None:
+        reply = vault.run(verbs.Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
+        for problem in reply.problems:
+            print(f"memvault: warning: {problem}", file=sys.stderr)
+        stats = reply.stats
     if args.json:
         print(json.dumps(stats))
     else:

@@ -158,8 +158,7 @@ ONE_SCOPE = "the project vault, or the user vault (default: user for a user_ key
 
 
 def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
-    from vault.memory_file import SAVE_TYPES
-    from vault.templates import DAILY_SECTIONS
+    from vault.templates import DAILY_SECTIONS, SAVE_TYPES
 
     p = add("note", cmd_note, "append an entry to today's daily note")
     p.add_argument("text", nargs="?", help="the entry (default: read stdin)")

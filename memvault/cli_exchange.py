@@ -12,12 +12,14 @@ from memvault import verbs
 from memvault.api import Vault
 from memvault.cli_entries import Handler
 from memvault.scopes import READ_SCOPES, Scopes
-from vault.exchange import DEFAULT_SECTION, read_import
 from vault.guards import check_section_name
 from vault.scopes import SCOPES
+from vault.templates import IMPORTED_SECTION
 
 
 def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
+    from vault.exchange import read_import
+
     path = os.path.abspath(args.file)
     check_section_name(args.section)
     read_import(path, args.file)  # a malformed file is refused here, before anything (a user vault) is created
@@ -58,8 +60,8 @@ def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
 def add_exchange_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
     p = add("import", cmd_import, "import memories: a KinetAios export, a JSON list of strings, or memvault's export")
     p.add_argument("file", help="the JSON (or memvault JSON-lines) file")
-    p.add_argument("--section", default=DEFAULT_SECTION,
-                   help=f"MEMORY.md section for memories without a place of their own (default {DEFAULT_SECTION})")
+    p.add_argument("--section", default=IMPORTED_SECTION,
+                   help=f"MEMORY.md section for memories without a place of their own (default {IMPORTED_SECTION})")
     p.add_argument("--scope", choices=SCOPES, default="project", help="the vault to import into (default project)")
     p.add_argument("--json", action="store_true", help="one JSON object: imported, skipped, refused, paths")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
-from memvault.protocol import Message, Request, WriteRuntime
+from memvault.protocol import EntryRuntime, Message, Request
 from vault.correct import correct as correct_entry
 from vault.correct import correction_place
 from vault.entries import collect, entry_key
@@ -19,18 +19,6 @@ from vault.forget import forget as forget_entry
 from vault.forget import restore as restore_entry
 from vault.paths import parse_date
 from vault.trash import list_trashed
-
-
-class EntryRuntime(WriteRuntime, Protocol):
-    """What an entry verb needs of where it runs."""
-
-    def purge(self, paths: list[str]) -> None:
-        """Text was removed from these notes for good: index them now and leave no copy in the index."""
-        ...
-
-    def recalls(self) -> dict[str, tuple[float, int]]:
-        """When each entry (`vault.entries.entry_key`) was last among the hits of a search the daemon served."""
-        ...
 
 
 # replies ------------------------------------------------------------------

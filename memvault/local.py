@@ -22,24 +22,38 @@ if TYPE_CHECKING:
 
 
 class LocalRuntime:
-    def __init__(self, layout: Layout, config: IndexConfig, progress: bool = False) -> None:
+    def __init__(self, layout: Layout, config: IndexConfig | None = None, progress: bool = False) -> None:
         self.layout = layout
-        self.config = config
+        self._config = config
         self.progress = progress
         self._searcher: Searcher | None = None
+        self._settled = False  # the stores were as `indexer.quickcheck.record` noted when search opened them
+
+    @property
+    def config(self) -> IndexConfig:
+        """The index settings given, else the vault's (`IndexConfig.from_env`), read when a verb first
+        needs them: `status` and the verbs on the files alone open no index (and import none of it)."""
+        if self._config is None:
+            from indexer.config import IndexConfig
+
+            self._config = IndexConfig.from_env(root=self.layout.root)
+        return self._config
 
     def written(self, paths: list[str]) -> bool:
         return False  # the next `index`, or a daemon's watcher, picks them up
 
     def search(self, query: str, options: SearchOptions) -> SearchResult:
         if self._searcher is None:
+            from indexer.quickcheck import settled
             from search.engine import Searcher
 
+            self._settled = settled(self.layout)  # then what opening them changes is noted again at close
             self._searcher = Searcher.open(self.layout, self.config)
         return self._searcher.search(query, options)
 
     def reindex(self, request: Reindex) -> Indexed:
         from indexer.opening import open_index
+        from indexer.quickcheck import record
         from indexer.reconcile import reconcile
 
         self.close()
@@ -54,6 +68,8 @@ class LocalRuntime:
             if request.rebuild:
                 index.reset("rebuild")
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
+        if request.paths is None:  # a whole pass: the next no-change `index` may trust the stores as left now
+            record(self.layout)
         return Indexed(stats.as_dict(), problems)
 
     def purge(self, paths: list[str]) -> None:
@@ -98,3 +114,7 @@ class LocalRuntime:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+            if self._settled:  # the next no-change `index` can still trust the stores
+                from indexer.quickcheck import record
+
+                record(self.layout)

@@ -29,6 +29,19 @@ class WriteRuntime(Protocol):
         """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
         ...
 
+
+class EntryRuntime(WriteRuntime, Protocol):
+    """What an entry verb needs of where it runs."""
+
+    def purge(self, paths: list[str]) -> None:
+        """Text was removed from these notes for good: index them now and leave no copy in the index."""
+        ...
+
+    def recalls(self) -> dict[str, tuple[float, int]]:
+        """When each entry (`vault.entries.entry_key`) was last among the hits of a search the daemon served."""
+        ...
+
+
 REGISTRY: dict[str, type[Request]] = {}
 
 

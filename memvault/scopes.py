@@ -22,12 +22,9 @@ from typing import Any
 
 from memvault import verbs
 from memvault.api import Vault
-from memvault.context import DEFAULT_BUDGET, Context, render
 from search.hits import Hit, SearchResult
 from search.options import build_options
-from vault.daily import vault_lang
 from vault.errors import UsageError
-from vault.exchange import export_document
 from vault.paths import Layout
 from vault.scopes import SCOPES, is_vault, route, user_vault_root
 
@@ -83,6 +80,8 @@ class Scopes:
         if name == "project" or self.shared:
             return "project", self.project
         if not is_vault(self.user_layout):
+            from vault.daily import vault_lang
+
             self._user_vault().init(vault_lang(self.project.layout))
             self.created_user = True
         return "user", self._user_vault()
@@ -103,8 +102,12 @@ class Scopes:
         return SearchResult(first.query, first.source, "; ".join(reasons) or None,
                             merged[: request.options.limit], first.terms, first.floor, first.dates)  # fmt: skip
 
-    def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, scope: str = "all") -> dict[str, Any]:
-        """The prompt blocks (`memvault.context`) from every vault of the scope: `text`, and the same as data."""
+    def context(self, query: str | None = None, budget: int | None = None, scope: str = "all") -> dict[str, Any]:
+        """The prompt blocks (`memvault.context`) from every vault of the scope: `text`, and the same as
+        data; `budget` characters (default `memvault.context.DEFAULT_BUDGET`)."""
+        from memvault.context import DEFAULT_BUDGET, Context, render
+
+        budget = DEFAULT_BUDGET if budget is None else budget
         return render([(name, vault.run(Context(query))) for name, vault in self.read(scope)], budget)
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
@@ -121,6 +124,8 @@ class Scopes:
     def export(self, scope: str = "all") -> dict[str, Any]:
         """memvault's export document (`vault.exchange.export_document`) of every vault of the scope,
         each entry labelled with its `scope`."""
+        from vault.exchange import export_document
+
         rows = [{"scope": name, **entry} for name, vault in self.read(scope) for entry in vault.export()]
         return export_document(rows)
 

@@ -4,45 +4,54 @@ A verb's function takes a `Runtime` (where the index lives: in this process,
 or in the daemon that owns it) and its request, and returns its reply. The
 daemon calls these functions for socket requests; `memvault.api.Vault` calls
 them when no daemon answers. To add a verb: a request and reply here (or, for
-an entry verb, in `memvault.entry_verbs`), a method on `Vault`, and its
-rendering in the CLI.
+an entry verb, in `memvault.entry_verbs`, named in `REEXPORTED`), a method on
+`Vault`, and its rendering in the CLI.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
-from memvault.context import Context, Contexted  # noqa: F401  (re-exported)
-from memvault.context import context as context_verb
-from memvault.day_verbs import DAY_HANDLERS, Catalog, Recent, Retention, Summary  # noqa: F401  (re-exported)
-from memvault.entry_verbs import (  # noqa: F401  (re-exported: `verbs.Forget` and the rest)
-    ENTRY_HANDLERS,
-    Clear,
-    Cleared,
-    Correct,
-    Corrected,
-    EntryRuntime,
-    Forget,
-    Listed,
-    ListEntries,
-    Moved,
-    Restore,
-    Trash,
-    TrashList,
-)
-from memvault.exchange_verbs import EXCHANGE_HANDLERS, Export, Exported, Import, Imported  # noqa: F401  (re-exported)
-from memvault.extract_verbs import EXTRACT_HANDLERS, Approve, Extract, Reject, Review  # noqa: F401  (re-exported)
-from memvault.protocol import Message, Request
+from memvault.protocol import EntryRuntime, Message, Request
 from search.hits import SearchResult
 from search.options import SearchOptions, options_from
-from vault.daily import append_daily
 from vault.errors import UsageError
 from vault.fileio import read_note
-from vault.memory_file import remember as remember_in_file
 from vault.paths import is_note_rel, note_path, parse_date
 from vault.sections import find_sections
+
+# the other verb modules' requests and replies, reachable here as `verbs.Forget` and so on; those
+# modules are imported on first use, so a front door that runs only the verbs of this module (a
+# no-change `memvault index`) does not import what they need (frontmatter, an HTTP client, ...)
+REEXPORTED = {
+    "context": ("Context", "Contexted"),
+    "day_verbs": ("Catalog", "Recent", "Retention", "Summary"),
+    "entry_verbs": ("Clear", "Cleared", "Correct", "Corrected", "Forget", "Listed", "ListEntries", "Moved",
+                    "Restore", "Trash", "TrashList"),
+    "exchange_verbs": ("Export", "Exported", "Import", "Imported"),
+    "extract_verbs": ("Approve", "Extract", "Reject", "Review"),
+}  # fmt: skip
+
+
+def verb_modules() -> dict[str, ModuleType]:
+    """Every verb module, imported: each request type registers its op (`memvault.protocol.REGISTRY`)
+    when its module is imported, so the daemon calls this before it parses a request."""
+    from memvault import context, day_verbs, entry_verbs, exchange_verbs, extract_verbs
+
+    return {"context": context, "day_verbs": day_verbs, "entry_verbs": entry_verbs,
+            "exchange_verbs": exchange_verbs, "extract_verbs": extract_verbs}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    for module, names in REEXPORTED.items():
+        if name in names:
+            return getattr(importlib.import_module(f"memvault.{module}"), name)  # that module alone
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Runtime(EntryRuntime, Protocol):
@@ -259,6 +268,8 @@ def reindex(rt: Runtime, request: Reindex) -> Indexed:
 
 
 def note(rt: Runtime, request: Note) -> Noted:
+    from vault.daily import append_daily
+
     day = parse_date(request.date) if request.date else None
     saved = append_daily(rt.layout, request.text, day=day, section=request.section, key=request.key,
                          tags=tuple(request.tags or ()))  # fmt: skip
@@ -267,6 +278,8 @@ def note(rt: Runtime, request: Note) -> Noted:
 
 
 def remember(rt: Runtime, request: Remember) -> Remembered:
+    from vault.memory_file import remember as remember_in_file
+
     saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
                              key=request.key, tags=tuple(request.tags or ()))  # fmt: skip
     rel = rt.layout.relative(saved.path)
@@ -306,13 +319,22 @@ def search(rt: Runtime, request: Search) -> SearchResult:
     return rt.search(request.query, request.options)
 
 
-HANDLERS: dict[type[Request], Any] = {
+CORE_HANDLERS: dict[type[Request], Any] = {
     Ping: ping, Status: status, Reindex: reindex, Note: note, Remember: remember, Verify: verify,
-    Search: search, Context: context_verb, Get: get, Events: events,
-    **ENTRY_HANDLERS, **DAY_HANDLERS, **EXTRACT_HANDLERS, **EXCHANGE_HANDLERS,
+    Search: search, Get: get, Events: events,
 }  # fmt: skip
+
+
+@cache
+def handlers() -> dict[type[Request], Any]:
+    """Every verb's function by its request type (importing every verb module)."""
+    m = verb_modules()
+    return {**CORE_HANDLERS, m["context"].Context: m["context"].context, **m["entry_verbs"].ENTRY_HANDLERS,
+            **m["day_verbs"].DAY_HANDLERS, **m["extract_verbs"].EXTRACT_HANDLERS,
+            **m["exchange_verbs"].EXCHANGE_HANDLERS}  # fmt: skip
 
 
 def run(rt: Runtime, request: Request) -> Any:
     """Run a verb here, in `rt`."""
-    return HANDLERS[type(request)](rt, request)
+    handler = CORE_HANDLERS.get(type(request))
+    return (handler or handlers()[type(request)])(rt, request)

@@ -15,9 +15,8 @@ import json
 import re
 from pathlib import Path
 
-from vault.days import daily_notes, read_day, summary_of
 from vault.fileio import atomic_write, vault_lock
-from vault.paths import DAILY_DIR, Layout
+from vault.paths import DAILY_DIR, Layout, daily_notes
 
 CATALOG_DIR = "catalog"
 _RETIRED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md\.(\d{8}T\d{6,12})\.bak$")
@@ -46,6 +45,8 @@ def _retired(layout: Layout) -> dict[dt.date, Path]:
 
 
 def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
+    from vault.days import read_day, summary_of  # parsing notes (frontmatter) only when a year is rebuilt
+
     note = read_day(layout, path, f"{DAILY_DIR}/{day.isoformat()}.md")
     return (summary_of(note) if note is not None else None) or ""
 
@@ -73,33 +74,53 @@ def years(layout: Layout, days: dict[dt.date, Path] | None = None) -> list[int]:
     return sorted(found)
 
 
+def _written(layout: Layout) -> dict[str, str]:
+    try:
+        return json.loads((layout.state_dir / _WRITTEN).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _due(layout: Layout, written: dict[str, str], days: dict[dt.date, Path], touched: set[int] | None
+         ) -> list[tuple[int, Path, bytes | None, bool]]:  # fmt: skip
+    """The years `sync` rebuilds from their notes, each with its file's bytes (None: missing) and
+    whether it was edited: those in `touched` (None: every year), and those whose file is missing
+    or is not what memvault last wrote."""
+    due = []
+    for year in years(layout, days):
+        path = catalog_path(layout, year)
+        current = path.read_bytes() if path.is_file() else None
+        edited = current is not None and hashlib.sha256(current).hexdigest() != written.get(str(year))
+        if touched is None or year in touched or current is None or edited:
+            due.append((year, path, current, edited))
+    return due
+
+
+def in_sync(layout: Layout) -> bool:
+    """True when a `sync` after a pass that changed no note has nothing to do: every year's file is
+    there, as memvault last wrote it. Costs directory listings and reading the catalog files, no note."""
+    return not _due(layout, _written(layout), _days(layout), set())
+
+
 def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
     """Bring the catalog in line with the notes and return a line for each file found edited by hand.
     A year is rebuilt from its notes when `touched` holds it (None: every year), when its file is
     missing, or when its file is not what memvault last wrote; the rest costs a directory listing."""
-    state = layout.state_dir / _WRITTEN
-    try:
-        written: dict[str, str] = json.loads(state.read_text())
-    except (OSError, ValueError):
-        written = {}
+    written = _written(layout)
     told, changed = [], False
     with vault_lock(layout):
         days = _days(layout)  # listed once for every year
-        for year in years(layout, days):
-            path = catalog_path(layout, year)
-            current = path.read_bytes() if path.is_file() else None
-            edited = current is not None and hashlib.sha256(current).hexdigest() != written.get(str(year))
-            if not (touched is None or year in touched or current is None or edited):
-                continue
+        for year, path, current, edited in _due(layout, written, days, touched):
             text = expected(layout, year, days).encode("utf-8")
-            if current == text:
-                continue
-            if edited:
-                told.append(f"{layout.relative(path)} disagreed with the notes (edited by hand?): regenerated")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, text)
-            written[str(year)], changed = hashlib.sha256(text).hexdigest(), True
+            if current != text:
+                if edited:
+                    told.append(f"{layout.relative(path)} disagreed with the notes (edited by hand?): regenerated")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, text)
+            digest = hashlib.sha256(text).hexdigest()
+            if written.get(str(year)) != digest:  # also a right file memvault has no record of (a new state dir)
+                written[str(year)], changed = digest, True
         if changed:
             layout.state_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write(state, json.dumps(written, sort_keys=True).encode())
+            atomic_write(layout.state_dir / _WRITTEN, json.dumps(written, sort_keys=True).encode())
     return told

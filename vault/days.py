@@ -19,12 +19,11 @@ from vault.errors import NoteReadError, UsageError
 from vault.fileio import TextFile, read_note, split_lines, update_note
 from vault.model import Note
 from vault.notes import parse_note
-from vault.paths import Layout
+from vault.paths import Layout, daily_notes
 from vault.templates import DAILY_SECTIONS
 
 SUMMARY_KEY = "index"
 SUMMARY_CHARS = 300
-_DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-][^\W_])*|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -118,21 +117,6 @@ def figures(note: Note) -> DayFigures:
     day = note.date.isoformat() if note.date else ""
     return DayFigures(day, note.path, summary_of(note), counts["conversation"], counts["task"], counts["todo"],
                       counts["discovery"], words)  # fmt: skip
-
-
-def daily_notes(layout: Layout) -> list[tuple[dt.date, Path]]:
-    """The vault's daily notes (`daily/YYYY-MM-DD.md`), oldest first."""
-    if not layout.daily_dir.is_dir():
-        return []
-    out = []
-    for path in layout.daily_dir.iterdir():
-        found = _DAY_FILE.match(path.name)
-        if found and path.is_file():
-            try:
-                out.append((dt.date.fromisoformat(found.group(1)), path))
-            except ValueError:
-                continue
-    return sorted(out)
 
 
 def read_day(layout: Layout, path: Path, rel: str | None = None) -> Note | None:

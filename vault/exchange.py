@@ -29,10 +29,11 @@ from vault.memory_file import remember_batch
 from vault.notes import note_kind
 from vault.paths import Layout
 from vault.saving import BatchSaved, NewEntry, prepare_entry
+from vault.templates import IMPORTED_SECTION
 
 EXPORT_MARK = "memvault_export"
 EXPORT_VERSION = 1
-DEFAULT_SECTION = "Imported"
+DEFAULT_SECTION = IMPORTED_SECTION
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
 SHAPES = ('a KinetAios export {"memories": [...]}, a memvault export {"memvault_export": 1, ...} '
           "or a JSON list of strings")

@@ -13,10 +13,8 @@ from vault.guards import check_entry, check_section_name
 from vault.paths import Layout
 from vault.saving import BatchSaved, NewEntry, Saved, save_batch, save_entry
 from vault.sections import Section, find_sections
-from vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, memory_template
+from vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, SAVE_TYPES, memory_template
 from vault.trash import backup
-
-SAVE_TYPES = (*MEMORY_SECTIONS, *DAILY_TYPES)
 
 
 def list_sections(layout: Layout) -> list[Section]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ MEMORY_FILE = "MEMORY.md"
 REVIEW_FILE = "REVIEW.md"  # proposed facts waiting for a person: read in an editor, never indexed
 DAILY_DIR = "daily"
 NOTE_SUFFIXES = (".md", ".markdown")
+_DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,21 @@ class Layout:
     def relative(self, path: Path) -> str:
         """The vault-relative name with `/` separators, as shown to users and stored in indexes."""
         return path.relative_to(self.root).as_posix()
+
+
+def daily_notes(layout: Layout) -> list[tuple[dt.date, Path]]:
+    """The vault's daily notes (`daily/YYYY-MM-DD.md`), oldest first."""
+    if not layout.daily_dir.is_dir():
+        return []
+    out = []
+    for path in layout.daily_dir.iterdir():
+        found = _DAY_FILE.match(path.name)
+        if found and path.is_file():
+            try:
+                out.append((dt.date.fromisoformat(found.group(1)), path))
+            except ValueError:
+                continue
+    return sorted(out)
 
 
 def resolve_vault(arg: str | os.PathLike[str] | None = None) -> Layout:

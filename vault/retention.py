@@ -8,10 +8,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from vault.catalog import sync as sync_catalog
-from vault.days import daily_notes, read_day, summary_of
+from vault.days import read_day, summary_of
 from vault.errors import UsageError
 from vault.fileio import vault_lock
-from vault.paths import Layout
+from vault.paths import Layout, daily_notes
 from vault.trash import backup
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,9 @@ class GitIgnore:
 def scan_vault(layout: Layout) -> Iterator[FileEntry]:
     """Walk the vault in a stable order; symlinks are followed only while they stay inside it."""
     ignore = GitIgnore.load(layout.root)
+    # the walk never enters a symlinked folder, so below a resolved root a regular file that is no
+    # symlink is its own real path: one `lstat` says all `stat_entry` would (most of a vault's cost)
+    plain = layout.root == layout.root.resolve()
     for dirpath, dirnames, filenames in os.walk(layout.root):
         base = Path(dirpath)
         rel_dir = base.relative_to(layout.root).as_posix()
@@ -97,9 +101,18 @@ def scan_vault(layout: Layout) -> Iterator[FileEntry]:
             rel = rel_dir + name
             if not is_note_rel(rel) or ignore.ignored(rel):
                 continue
-            entry = stat_entry(layout, rel)
+            entry = (_regular(base / name, rel) if plain else None) or stat_entry(layout, rel)
             if entry is not None:
                 yield entry
+
+
+def _regular(path: Path, rel: str) -> FileEntry | None:
+    """The entry of a regular file that is no symlink, else None (then `stat_entry` judges it)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return FileEntry(rel, path, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
 def stat_entry(layout: Layout, rel: str) -> FileEntry | None:

@@ -15,6 +15,8 @@ MEMORY_SECTIONS: dict[str, dict[str, str]] = {
     "config": {"zh": "系统配置", "en": "Configuration"},
 }
 DAILY_TYPES = ("conversation", "daily")
+SAVE_TYPES = (*MEMORY_SECTIONS, *DAILY_TYPES)
+IMPORTED_SECTION = "Imported"  # where an import puts memories without a place of their own
 
 # daily-note section key -> (title, overview counter label) per language
 DAILY_SECTIONS: dict[str, dict[str, tuple[str, str]]] = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 from vault.locks import lock_is_free
@@ -17,6 +16,8 @@ def socket_path(layout: Layout) -> Path:
     path = layout.state_dir / "daemon.sock"
     if len(os.fsencode(path)) < 100:
         return path
+    import tempfile  # (and with it shutil, random, ...) only for a vault this deep
+
     digest = hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"memvault-{os.getuid()}-{digest}.sock"
 

@@ -58,6 +58,7 @@ class Daemon:
         debounce: float = DEBOUNCE_S,
         rescan_every: float = RESCAN_S,
     ) -> None:
+        verbs.verb_modules()  # every op registered before the first request line is parsed
         self.layout = layout
         self.rescan_every = rescan_every
         self.events = EventBus()
