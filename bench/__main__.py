@@ -1,6 +1,7 @@
 """`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time]`,
-`python -m bench speed [--quick] [...]`, `python -m bench matrix [...]` and
-`python -m bench recall [--quick [N]] [...]`; tables on stdout, full figures as JSON in bench/results/."""
+`python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
+`python -m bench recall [--quick [N]] [...]`, `python -m bench throughput [--quick] [...]`;
+tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
+    sub.add_parser("throughput", help="default embedder's chunks/s under runtime settings (see bench/throughput.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench import quality as module
 
         report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options)
-    else:  # speed, matrix and recall parse their own flags
+    else:  # speed, matrix, recall and throughput parse their own flags
         module = importlib.import_module(f"bench.{args.what}")
         report = module.main(rest)
     report["machine"] = machine
