@@ -1,24 +1,23 @@
-"""The `memvault` command: thin wrappers over the library, errors as one line each."""
+"""The `memvault` command: thin wrappers over the library, errors as one line each.
+
+Importing this module imports little: a no-change `memvault index` is answered by
+`memvault.cli_index` before the rest of the CLI (and the library behind it) is imported.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from memvault import verbs
-from memvault.api import Vault
-from memvault.cli_days import add_day_commands
-from memvault.cli_entries import Handler, add_entry_commands, cmd_list, read_text_arg
-from memvault.cli_exchange import add_exchange_commands
-from memvault.cli_extract import add_extract_commands
-from memvault.scopes import READ_SCOPES, Scopes
-from search.fusion import WEIGHTS
+from memvault.cli_index import add_index_arguments, common_options, print_indexed, reader_left, unchanged_index
 from vault.errors import MemvaultError, UsageError
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+    from memvault.cli_entries import Handler
 
 INTERNAL_ERROR = 70
 
@@ -57,6 +56,8 @@ def cmd_sections(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.cli_entries import read_text_arg
+
     path = vault.note_path(args.ref)
     if args.file == "-":
         text = read_text_arg(None)
@@ -72,26 +73,12 @@ def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
-    from indexer.quickcheck import unchanged
+    from memvault import verbs
 
-    # when no note changed, the walk alone says so: the index (numpy, the store, the model) is not opened
-    stats = None if args.rebuild else unchanged(vault.layout, args.embedder, args.tokenizer, args.qdrant_url)
-    if stats is None:
-        reply = vault.run(verbs.Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
-        for problem in reply.problems:
-            print(f"memvault: warning: {problem}", file=sys.stderr)
-        stats = reply.stats
-    if args.json:
-        print(json.dumps(stats))
-    else:
-        print(
-            f"{stats['files_changed']} of {stats['files_scanned']} files changed, "
-            f"{stats['chunks_embedded']} chunks embedded, {stats['chunks_deleted']} deleted, "
-            f"{stats['files_failed']} failed, in {stats['seconds']:.2f}s"
-        )
-        if stats.get("chunks_waiting"):
-            print(f"{stats['chunks_waiting']} chunks wait for their vectors: the daemon embeds them in the background "
-                  "(`memvault status` shows how far it is)")  # fmt: skip
+    reply = vault.run(verbs.Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
+    for problem in reply.problems:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    print_indexed(reply.stats, args.json)
     return 0
 
 
@@ -127,7 +114,10 @@ def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
     # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
+    from memvault import verbs
+    from memvault.cli_entries import cmd_list
     from memvault.render import print_human, print_json
+    from memvault.scopes import Scopes
 
     defaults = _search_defaults(args)
     if args.batch:
@@ -162,6 +152,9 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.cli_entries import read_text_arg
+    from memvault.scopes import Scopes
+
     query = " ".join(args.query) if args.query else None
     if query == "-":
         query = read_text_arg(None)
@@ -192,6 +185,8 @@ def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
 
 def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "run":
+        import logging
+
         from indexer.config import IndexConfig
         from memvault.daemon import server
         from vault.config import load_settings
@@ -236,13 +231,17 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from indexer.filters import KINDS
+    from memvault.cli_days import add_day_commands
+    from memvault.cli_entries import add_entry_commands
+    from memvault.cli_exchange import add_exchange_commands
+    from memvault.cli_extract import add_extract_commands
+    from memvault.scopes import READ_SCOPES
+    from search.fusion import WEIGHTS
     from search.hits import MODES
     from search.options import DATES
     from vault.templates import LANGS
 
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    common = common_options()
     parser = _Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -268,17 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
     p.add_argument("--file", default="-", help="new content (default: stdin)")
 
-    p = add("index", cmd_index, "bring the index up to date with the notes (incremental)")
-    p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")
-    p.add_argument("--json", action="store_true", help="print a JSON summary")
-    p.add_argument(
-        "--embedder",
-        help="minilm-l6-int8, use-m3, e5-small-q4, hash-384 or fastembed:<model> (changing it rebuilds)",
-    )
-    p.add_argument(
-        "--tokenizer", help="BM25 tokenizer: search|lcut, +stop, +stem (e.g. lcut+stop+stem; changing it re-tokenises)"
-    )
-    p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+    add_index_arguments(add("index", cmd_index, "bring the index up to date with the notes (incremental)"))
 
     p = add("search", cmd_search, "hybrid search (vector + BM25, fused by RRF); substring when no index")
     p.add_argument("query", nargs="*", help="the query")
@@ -338,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _report_to_stderr() -> None:
     """Library code reports what it found and fixed (a rebuilt store, a changed model) on the `memvault`
     logger; a command shows each as one line."""
+    import logging
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("memvault: %(message)s"))
     logger = logging.getLogger("memvault")
@@ -347,6 +338,12 @@ def _report_to_stderr() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
+    if done is not None:
+        return done
+    from memvault.api import Vault
+
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     if args.handler is not cmd_daemon or args.action != "run":
@@ -361,9 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `memvault ... | head`: the reader left; say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    except BrokenPipeError:
+        return reader_left()
     except Exception as exc:
         if debug:
             raise

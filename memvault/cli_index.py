@@ -1,0 +1,93 @@
+"""`memvault index` when no note changed: answered before the rest of the CLI is imported.
+
+`unchanged_index` parses the command line with a parser that knows `index` alone (the same options
+the whole parser gives it) and asks `indexer.quickcheck`, which only walks the vault. Anything it does
+not parse (another command, `--help`, a mistake), `--rebuild`, or any change leaves the command to the
+whole parser and the full pass, which also prints through `print_indexed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+
+def common_options() -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    return common
+
+
+def add_index_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rebuild", action="store_true", help="drop all derived data and index everything")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.add_argument(
+        "--embedder",
+        help="minilm-l6-int8, use-m3, e5-small-q4, hash-384 or fastembed:<model> (changing it rebuilds)",
+    )
+    p.add_argument(
+        "--tokenizer", help="BM25 tokenizer: search|lcut, +stop, +stem (e.g. lcut+stop+stem; changing it re-tokenises)"
+    )
+    p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+
+
+def print_indexed(stats: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(stats))
+    else:
+        print(
+            f"{stats['files_changed']} of {stats['files_scanned']} files changed, "
+            f"{stats['chunks_embedded']} chunks embedded, {stats['chunks_deleted']} deleted, "
+            f"{stats['files_failed']} failed, in {stats['seconds']:.2f}s"
+        )
+        if stats.get("chunks_waiting"):
+            print(f"{stats['chunks_waiting']} chunks wait for their vectors: the daemon embeds them in the background "
+                  "(`memvault status` shows how far it is)")  # fmt: skip
+
+
+class _NotIndex(Exception):
+    pass
+
+
+class _IndexOnly(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotIndex(message)
+
+
+def unchanged_index(argv: list[str]) -> int | None:
+    """The exit code of a `memvault index` that found nothing changed (its figures printed), or None."""
+    parser = _IndexOnly(prog="memvault", parents=[common_options()], add_help=False)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_IndexOnly)
+    add_index_arguments(sub.add_parser("index", parents=[common_options()], add_help=False))
+    try:
+        args = parser.parse_args(argv)
+    except _NotIndex:
+        return None
+    if args.rebuild:
+        return None
+    from indexer.quickcheck import unchanged
+    from vault.paths import resolve_vault
+
+    try:
+        layout = resolve_vault(getattr(args, "vault", None))
+    except (OSError, RuntimeError):
+        return None  # the full pass says what is wrong
+    stats = unchanged(layout, args.embedder, args.tokenizer, args.qdrant_url)
+    if stats is None:
+        return None
+    try:
+        print_indexed(stats, args.json)
+    except BrokenPipeError:
+        return reader_left()
+    return 0
+
+
+def reader_left() -> int:
+    """`memvault ... | head`: the reader left; say nothing more."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 141
