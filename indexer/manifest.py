@@ -14,6 +14,7 @@ import logging
 import sqlite3
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from indexer import bm25
 from indexer.embed_cache import EmbedCache
 from indexer.embed_cache import scrub as scrub_db
 from indexer.filters import FilterSpec
-from indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row, counts
+from indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row
 from indexer.vectors import StoreError
 from vault.model import Chunk
 
@@ -170,7 +171,7 @@ class Manifest:
         `embedded` says which chunks have their vector in the store already."""
         touched: set[int] = set()
         try:
-            with self._transaction():
+            with self.transaction():
                 touched |= self._drop_chunks(path)
                 base = self.db.execute("SELECT COALESCE(MAX(slot), 0) + 1 FROM chunks").fetchone()[0]
                 docs = [bm25.Doc(base + i, counts) for i, counts in enumerate(tokens)]
@@ -200,7 +201,7 @@ class Manifest:
         """A file that cannot be indexed keeps no chunks; its reason is kept for `status`."""
         touched: set[int] = set()
         try:
-            with self._transaction():
+            with self.transaction():
                 touched = self._drop_chunks(path)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
@@ -216,7 +217,7 @@ class Manifest:
     def forget_file(self, path: str) -> None:
         touched: set[int] = set()
         try:
-            with self._transaction():
+            with self.transaction():
                 touched = self._drop_chunks(path)
                 self.db.execute("DELETE FROM files WHERE path=?", (path,))
         finally:
@@ -229,7 +230,7 @@ class Manifest:
     def clear(self) -> None:
         """Forget every file and chunk (a rebuild); the embedding cache, a file of its own, stays."""
         try:
-            with self._transaction():
+            with self.transaction():
                 self._drop_chunks(None)
                 self.db.execute("DELETE FROM files")
         finally:
@@ -238,10 +239,10 @@ class Manifest:
     def retokenize(self, tokenize: Any) -> None:
         """Cut every stored chunk text again with another tokenizer and rebuild the postings."""
         try:
-            with self._transaction():
+            with self.transaction():
                 rows = self.db.execute("SELECT slot, text FROM chunks").fetchall()
                 bm25.clear(self.db)
-                docs = [bm25.Doc(slot, counts(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
+                docs = [bm25.Doc(slot, Counter(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
                 for start in range(0, len(docs), 1000):
                     part = docs[start : start + 1000]
                     packed, _ = bm25.add(self.db, part)
@@ -265,7 +266,7 @@ class Manifest:
 
     def mark_waiting(self, ids: Sequence[str]) -> None:
         """These chunks' vectors are not (or no longer) in the store."""
-        with self._transaction():
+        with self.transaction():
             self.db.executemany("UPDATE chunks SET embedded=0 WHERE id=?", [(cid,) for cid in ids])
 
     def embedded_ids(self) -> set[str]:
@@ -275,7 +276,7 @@ class Manifest:
         """Mark chunks, given as (id, content hash), as having (or not) their vector in the store;
         a chunk changed meanwhile (another hash) is left alone. Returns the ids marked."""
         query = "UPDATE chunks SET embedded=? WHERE id=? AND content_hash=?"
-        with self._transaction():
+        with self.transaction():
             return [cid for cid, h in pairs if self.db.execute(query, (int(embedded), cid, h)).rowcount]
 
     # chunks -------------------------------------------------------------
@@ -336,7 +337,7 @@ class Manifest:
     def record_recalls(self, entries: Iterable[str], when: float) -> None:
         rows = [(e, when) for e in dict.fromkeys(entries)]
         if rows:
-            with self._transaction():
+            with self.transaction():
                 self.db.executemany("INSERT INTO recalls VALUES (?, ?, 1) ON CONFLICT(entry) DO UPDATE SET "
                                     "last=excluded.last, count=count+1", rows)  # fmt: skip
 
@@ -351,9 +352,6 @@ class Manifest:
         """Rewrite the database so no deleted row survives in a free page, the WAL or its tail: the
         last step of removing a text for good."""
         scrub_db(self.db)
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self)
 
     def transaction(self) -> _Transaction:
         """One transaction around several writes (a batch of notes commits once); writes inside

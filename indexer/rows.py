@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,10 +62,3 @@ def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded
 def pack_text(text: str) -> bytes:
     """Chunk texts are kept compressed: they are read back only for the few hits a search shows."""
     return zlib.compress(text.encode("utf-8"), 6)
-
-
-def counts(tokens: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for token in tokens:
-        out[token] = out.get(token, 0) + 1
-    return out
