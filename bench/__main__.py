@@ -1,6 +1,7 @@
 """`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time]`,
 `python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
-`python -m bench recall [--quick [N]] [...]`, `python -m bench throughput [--quick] [...]`;
+`python -m bench recall [--quick [N]] [...]`, `python -m bench fusion [...]`,
+`python -m bench throughput [--quick] [...]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
+    sub.add_parser("fusion", help="fusion functions on the same candidates, chosen leave-one-set-out (bench/fusion.py)")
     sub.add_parser("throughput", help="default embedder's chunks/s under runtime settings (see bench/throughput.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)

@@ -45,7 +45,9 @@ def _qrels(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def _doc_set(name: str, folder: Path, quick: int, seed: int) -> list[Unit]:
+def _doc_set(name: str, folder: Path, quick: int, seed: int, other: str = "") -> list[Unit]:
+    """A set judged by document; `other`: the prefix of the other language's documents, whose share of
+    queries with one of them in the top 10 is reported as `other@10`."""
     qrels = _qrels(folder / "qrels.tsv")
     queries = [
         (str(q.get("_id", q.get("id"))), q.get("text") or q.get("query"), None)
@@ -62,7 +64,11 @@ def _doc_set(name: str, folder: Path, quick: int, seed: int) -> list[Unit]:
 
     def judge(qid: str, hits: list[dict[str, Any]]) -> dict[str, float]:
         ranked = [h["path"].removeprefix("docs/").removesuffix(".md") for h in hits]
-        return doc_metrics(ranked, qrels[qid])
+        metrics = doc_metrics(ranked, qrels[qid])
+        if other:
+            wanted = {d for d, g in qrels[qid].items() if g > 0 and d.startswith(other)}
+            metrics["other@10"] = float(bool(wanted & set(ranked[:10]))) if wanted else 0.0
+        return metrics
 
     return [Unit(name, [(d, f"docs/{d.name}") for d in docs], queries, judge, per_doc=1)]
 
@@ -73,6 +79,11 @@ def scifact(quick: int = 0, seed: int = 1) -> list[Unit]:
 
 def cmrc(quick: int = 0, seed: int = 1) -> list[Unit]:
     return _doc_set("cmrc2018", DATA / "zh_cmrc2018", quick, seed)
+
+
+def xquad(quick: int = 0, seed: int = 1) -> list[Unit]:
+    """English questions over English and Chinese sentences: `other@10` is the Chinese answer in the top 10."""
+    return _doc_set("xquad", DATA / "xquad_r_bilingual", quick, seed, other="zh-")
 
 
 def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
@@ -100,4 +111,4 @@ def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
     return units
 
 
-SETS = {"scifact": scifact, "locomo": locomo, "cmrc": cmrc}
+SETS = {"scifact": scifact, "locomo": locomo, "cmrc": cmrc, "xquad": xquad}

@@ -109,8 +109,11 @@ def _bytes_per_chunk(state: Path) -> dict[str, float]:
     try:
         chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
         tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        inline_cache = db.execute("SELECT SUM(pgsize) FROM dbstat WHERE name LIKE '%embed_cache%'").fetchone()[0] \
-            if "embed_cache" in tables else 0
+        inline_cache = (
+            db.execute("SELECT SUM(pgsize) FROM dbstat WHERE name LIKE '%embed_cache%'").fetchone()[0]
+            if "embed_cache" in tables
+            else 0
+        )
     finally:
         db.close()
     manifest = sum(_du(p) if p.is_dir() else p.lstat().st_blocks * 512 for p in state.glob("manifest.sqlite*"))
