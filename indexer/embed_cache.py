@@ -135,6 +135,9 @@ class EmbedCache:
         if self.db is not None:
             scrub(self.db)
 
+    def size(self) -> int:
+        return 0 if self.db is None else self.db.execute("SELECT COUNT(*) FROM embed_cache").fetchone()[0]
+
     def adopt(self, old: sqlite3.Connection) -> int:
         """Take the vectors a manifest of the first format kept in its own `embed_cache` table."""
         if self.db is None:

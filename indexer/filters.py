@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vault.cjk import script_of
 from vault.model import Chunk, Note
 
 KINDS = ("daily", "memory", "other")
@@ -33,6 +34,7 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
         "start_line": chunk.start_line,
         "end_line": chunk.end_line,
         "content_hash": chunk.content_hash,
+        "script": script_of(chunk.text),
         **({"superseded": chunk.superseded} if chunk.superseded else {}),
     }
 
@@ -47,6 +49,7 @@ class FilterSpec:
     date_to: dt.date | None = None
     section: str | None = None
     tag: str | None = None
+    script: str | None = None  # not a public option: search asks the other script's notes with it
 
     def is_empty(self) -> bool:
         return self == FilterSpec()
@@ -66,6 +69,8 @@ class FilterSpec:
             if self.date_to and day > iso_day(self.date_to):
                 return False
         if self.section and payload.get("section") != self.section:
+            return False
+        if self.script and payload.get("script") != self.script:
             return False
         return not (self.tag and self.tag not in (payload.get("tags") or ()))
 
@@ -90,6 +95,9 @@ class FilterSpec:
         if self.tag:
             where.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
             params.append(self.tag)
+        if self.script:
+            where.append("script = ?")
+            params.append(self.script)
         return " AND ".join(where), params
 
     def _conditions(self, m: Any, date_range: Any, prefix: Any) -> list[Any]:
@@ -112,6 +120,8 @@ class FilterSpec:
             out.append(m.FieldCondition(key="section", match=m.MatchValue(value=self.section)))
         if self.tag:
             out.append(m.FieldCondition(key="tags", match=m.MatchValue(value=self.tag)))
+        if self.script:
+            out.append(m.FieldCondition(key="script", match=m.MatchValue(value=self.script)))
         return out
 
     def to_edge(self) -> Any:

@@ -30,7 +30,8 @@ from indexer.vectors import StoreError
 from vault.model import Chunk
 
 log = logging.getLogger("memvault")
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+OLDER = ("1", "2")  # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18)
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
 _SCHEMA = """
@@ -42,10 +43,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
     section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
-    length INTEGER NOT NULL, terms BLOB NOT NULL, embedded INTEGER NOT NULL);
+    length INTEGER NOT NULL, terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
+CREATE INDEX IF NOT EXISTS chunks_script ON chunks(script, embedded);
 """ + bm25.SCHEMA
 # when an entry was last in a search's hits, by `vault.entries.entry_key`: usage, never written into the notes
 _RECALLS = "CREATE TABLE IF NOT EXISTS recalls (entry TEXT PRIMARY KEY, last REAL NOT NULL, count INTEGER NOT NULL)"
@@ -69,10 +71,12 @@ class Manifest:
         try:
             self._open(create)
             schema = self.get_meta("schema")
-            if schema == "1" and create:  # the first format: keep its vectors, rebuild the rest from the notes
-                kept = EmbedCache(cache_path(path)).adopt(self.db)
+            if schema in OLDER and create:  # an older format: keep the vectors, rebuild the rest from the notes
+                cache = EmbedCache(cache_path(path))
+                cache.adopt(self.db)  # the first format kept them in the manifest
                 log.warning(f"{path}: the index format changed; rebuilding it from the notes "
-                            f"({kept} cached vectors kept)")
+                            f"({cache.size()} cached vectors kept)")
+                cache.close()
                 self.recreate()
             elif schema != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"schema {schema!r}, expected {SCHEMA_VERSION!r}")
@@ -178,7 +182,7 @@ class Manifest:
                 packed, added = bm25.add(self.db, docs)
                 touched |= added
                 rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
-                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                     (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
@@ -327,6 +331,11 @@ class Manifest:
         """Whether a chunk is dated inside [low, high] (ISO strings as the payloads hold them)."""
         query = "SELECT 1 FROM chunks WHERE kind IN ('daily', 'memory', 'other') AND date BETWEEN ? AND ? LIMIT 1"
         return self.db.execute(query, (low, high)).fetchone() is not None
+
+    def has_script(self, script: str) -> bool:
+        """Whether any chunk with a vector is in this script (an index lookup, whatever the vault's size)."""
+        query = "SELECT 1 FROM chunks WHERE script = ? AND embedded = 1 LIMIT 1"
+        return self.db.execute(query, (script,)).fetchone() is not None
 
     def content_hashes(self) -> set[str]:
         return {h for (h,) in self.db.execute("SELECT content_hash FROM chunks")}

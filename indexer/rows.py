@@ -12,7 +12,7 @@ from typing import Any
 from indexer import bm25
 from vault.model import Chunk
 
-ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded"
+ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script"
 ROW_BARE = ROW.replace("text", "NULL")  # ranking and filters read all but the text
 
 
@@ -44,10 +44,10 @@ class ChunkRow:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ChunkRow:
-        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded = row
+        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded, script = row
         text = zlib.decompress(packed).decode("utf-8") if packed else ""
         payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
-                   "start_line": start, "end_line": end, "content_hash": content_hash,
+                   "start_line": start, "end_line": end, "content_hash": content_hash, "script": script,
                    **({"superseded": superseded} if superseded else {})}  # fmt: skip
         return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload)
 
@@ -56,7 +56,8 @@ def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded
     tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
     heading = json.dumps(c.heading, ensure_ascii=False)
     return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
-            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms, int(embedded))  # fmt: skip
+            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms, int(embedded),
+            p["script"])  # fmt: skip
 
 
 def pack_text(text: str) -> bytes:

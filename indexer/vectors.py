@@ -18,7 +18,7 @@ import numpy as np
 from indexer.filters import FilterSpec
 from vault.errors import MemvaultError
 
-KEYWORD_FIELDS = ("path", "kind", "section", "tags", "content_hash")
+KEYWORD_FIELDS = ("path", "kind", "section", "tags", "content_hash", "script")
 _EDGE_META = "memvault-collection.json"
 
 

@@ -12,6 +12,7 @@ import pytest
 from indexer.config import IndexConfig
 from indexer.embed_cache import EmbedCache
 from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
+from indexer.filters import FilterSpec
 from indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
 from indexer.opening import open_index
 from indexer.reconcile import reconcile
@@ -294,6 +295,26 @@ def test_a_first_format_manifest_is_rebuilt_and_its_cached_vectors_kept(tmp_path
     assert "index format changed" in caplog.text and "1 cached vectors kept" in caplog.text
     kept = EmbedCache(cache_path(path)).get("m", ["h1"])
     assert kept["h1"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_second_format_index_is_rebuilt_from_its_cached_vectors_with_each_chunk_s_script(vault, model, caplog):
+    """Schema 2 had no chunk script (issue 18): the next writer rebuilds from the notes, asks the
+    model for nothing (every vector is cached), and the store's points can be filtered by script."""
+    (vault.root / "daily/2026-11-02.md").write_text("# 周一\n\n我们决定把数据库迁移到 Postgres。\n", encoding="utf-8")
+    with _open(vault, model) as index:
+        reconcile(index)
+        index.manifest.set_meta("schema", "2")
+    with _open(vault, model) as index:
+        stats = reconcile(index)
+        assert "index format changed" in caplog.text
+        assert stats.files_changed == 4 and index.embedder.passages == [] and disagreements(index) == []
+        assert index.manifest.has_script("cjk") and index.manifest.has_script("latin")
+        query = index.embedder.embed_query("database migration")
+        found = {s: [cid for cid, _ in index.vector_top(query, 50, FilterSpec(script=s))] for s in ("cjk", "latin")}
+        rows = index.chunk_rows([*found["cjk"], *found["latin"]])
+        assert len(rows) == len(index.manifest.chunk_ids())  # every point is in exactly one script
+        assert all((cjk_share(rows[cid].text) >= 0.5) == (s == "cjk") for s, ids in found.items() for cid in ids)
+        assert "daily/2026-11-02.md" in {rows[cid].path for cid in found["cjk"]}
 
 
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])

@@ -41,3 +41,13 @@ def cjk_share(text: str) -> float:
     cjk = sum(len(run) for run in CJK_RUN.findall(text))
     letters = sum(ch.isalpha() for ch in text)
     return cjk / letters if letters else 0.0
+
+
+SCRIPTS = ("latin", "cjk")
+
+
+def script_of(text: str) -> str:
+    """`cjk` when most of a text's letters are CJK, else `latin`: the halves of a vault that a
+    multilingual dense retriever is asked about separately (an English question ranks a Chinese
+    note below English near-misses, whatever it says)."""
+    return "cjk" if cjk_share(text) >= 0.5 else "latin"
