@@ -68,13 +68,17 @@ def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
     assert "Uses Emacs" in context_block  # recalled: the chunks holding the core entries below were found
     for said in ("Prefers Vue 3 + TypeScript", "Prefers answers that start", "Switched to Helix", "Postgres"):
         assert said in stable_block and said not in context_block, said  # keyed, cut, corrected: said once
-    nonsense = _context(cli, "zzqxv")
-    assert nonsense["tier"] == "recent" and [r["text"] for r in nonsense["recall"]][:2] == [
+    cut = _context(cli, "flaky socket test " + "zzqxv " * 90)  # only the last 500 characters count
+    assert cut["tier"] == "recent" and [r["text"] for r in cut["recall"]][:2] == [
         "The socket test was flaky again", "Talked about the launch date with Sam"
     ]  # fmt: skip
     tight = _context(cli, "--budget", "400", "flaky socket test")
     body = [line for line in tight["text"].splitlines() if not line.startswith("<")]
     assert sum(len(line) + 1 for line in body) <= 400
+    stable_lines = tight["text"].split("</memory-stable>")[0].splitlines()[1:]
+    assert sum(len(line) + 1 for line in stable_lines) <= 200 and 0 < len(tight["stable"]) < len(texts)  # half
+    assert tight["tier"] == "keyword" and tight["recall"]  # 2 dense hits reach the floor, too few; BM25 answers
+    assert all(sum(w in r["text"].lower() for w in ("flaky", "socket", "test")) >= 2 for r in tight["recall"])
     assert cli("context", "--budget", "10").returncode == 2
 
 
