@@ -6,8 +6,9 @@
   cut at 240 characters, in file order, so a prompt cache keeps hitting while nothing changes. They
   get at most half the budget.
 - `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
-  500 characters count), each item with its source as `path#Lstart-Lend`, leaving out what the
-  stable block already says, in the rest of the budget.
+  500 characters count), each item with its source as `path#Lstart-Lend`, leaving out the entries
+  the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
+  of the budget.
 
 Recall is a cascade, and the answer names the tier that answered. `dense` means hybrid hits
 (ranked by fusion, which measured best) whose cosine to the query reaches the model's relevance
@@ -26,7 +27,7 @@ from search.hits import Hit, SearchResult
 from search.options import SearchOptions, build_options
 from search.snippet import match_terms
 from vault.correct import correction_of
-from vault.entries import clip, vault_entries
+from vault.entries import ITEM, clip, says_same, vault_entries
 from vault.errors import UsageError
 from vault.paths import Layout
 
@@ -129,6 +130,13 @@ def context(rt: ContextRuntime, request: Context) -> Contexted:
     return Contexted(stable, items, tier)
 
 
+def _said(line: str, said: list[str]) -> bool:
+    """Whether a line of a recall item is an entry the stable block shows already: the same fact, even
+    with its key, tags, stamp or correction pointer, or cut at a different length."""
+    fact = ITEM.sub("", line.strip())
+    return any(says_same(s, fact) for s in said)
+
+
 def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
     """The two blocks from each scope's material (`parts`, labelled by scope when more than one),
     their lines within `budget` characters: the stable block takes at most half, recall the rest
@@ -150,23 +158,24 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
             stable_lines += [*head, line]
             kept_stable.append({"scope": scope, **entry})
             section, used = entry["section"], used + cost
-    said = {entry["text"] for entry in kept_stable}
+    said = [entry["text"] for entry in kept_stable]
     recall_lines: list[str] = []
     kept_recall: list[dict[str, Any]] = []
     room = budget - used
     turns = max((len(p.recall) for _, p in parts), default=0)
     merged = [(scope, p.recall[i]) for i in range(turns) for scope, p in parts if i < len(p.recall)]
     for scope, item in merged:
-        lines = [x.strip().removeprefix("- ").strip() for x in item["text"].split("\n")]
-        if all(x in said or not x or x.startswith("#") for x in lines):
+        lines = [x for x in item["text"].split("\n") if not _said(x, said)]
+        if all(not x.strip() or x.lstrip().startswith("#") for x in lines):
             continue  # the stable block says it already
+        text = "\n".join(lines)
         source = f"{item['path']}#L{item['start_line']}-L{item['end_line']}"
         line = f"[{scope}:{source}] " if label else f"[{source}] "
-        line += " ".join(item["text"].split())
+        line += " ".join(text.split())
         if len(line) + 1 > room:
             continue
         recall_lines.append(line)
-        kept_recall.append({"scope": scope, "source": source, **item})
+        kept_recall.append({"scope": scope, "source": source, **item, "text": text})
         room -= len(line) + 1
     tiers = [p.tier for _, p in parts if p.tier]
     text = "<memory-stable>\n" + "".join(x + "\n" for x in stable_lines) + "</memory-stable>\n"

@@ -6,19 +6,20 @@ from __future__ import annotations
 import json
 
 from tests.reliability.conftest import HASH_ENV
+from vault.entries import clip, says_same
 
 LONG = "Prefers answers that start with the result " + "and then explain why " * 20
 
 
 def _plant(cli):
     assert cli("init", "--lang", "en").returncode == 0
-    for kind, text in (
-        ("preference", "Prefers Vue 3 + TypeScript for front ends"), ("preference", LONG),
+    for kind, text, *key in (
+        ("preference", "Prefers Vue 3 + TypeScript for front ends", "--key", "frontend"), ("preference", LONG),
         ("architecture", "Postgres for billing, SQLite for the CLI"),
         ("solution", "Fixed the flaky socket test by waiting on a counter"),
         ("config", "The daemon debounce is 1.5 seconds"),
     ):  # fmt: skip
-        assert cli("remember", "--type", kind, text).returncode == 0
+        assert cli("remember", "--type", kind, text, *key).returncode == 0
     assert cli("remember", "--type", "preference", "--key", "editor", "Uses Emacs").returncode == 0
     assert cli("correct", "editor", "Switched to Helix").returncode == 0  # the old one is superseded
     for text in ("Talked about the launch date with Sam", "The socket test was flaky again"):
@@ -58,17 +59,32 @@ def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
     assert stable_only["text"].startswith("<memory-stable>\n## User Preferences\n- Prefers Vue 3")
     assert "<memory-context" not in stable_only["text"]
     assert _context(cli) == stable_only  # stable while nothing changes: a prompt cache keeps hitting
-    asked = _context(cli, "what did we do about the flaky socket test?")
+    asked = _context(cli, "which editor, Helix or Emacs, and Vue or TypeScript for front ends?")
     assert asked["tier"] == "dense" and asked["stable"] == stable_only["stable"]
     sources = [r["source"] for r in asked["recall"]]
     assert any(s.startswith("MEMORY.md#L") for s in sources) and any(s.startswith("daily/") for s in sources)
-    assert not any("Postgres" in r["text"] and "Solutions" not in r["text"] for r in asked["recall"])  # said above
-    assert "<memory-context tier=\"dense\">\n[" in asked["text"]
-    nonsense = _context(cli, "zzqxv")
-    assert nonsense["tier"] == "recent" and [r["text"] for r in nonsense["recall"]][:2] == [
+    assert '<memory-context tier="dense">\n[' in asked["text"]
+    stable_block, context_block = asked["text"].split("</memory-stable>")
+    assert "Uses Emacs" in context_block  # recalled: the chunks holding the core entries below were found
+    for said in ("Prefers Vue 3 + TypeScript", "Prefers answers that start", "Switched to Helix", "Postgres"):
+        assert said in stable_block and said not in context_block, said  # keyed, cut, corrected: said once
+    cut = _context(cli, "flaky socket test " + "zzqxv " * 90)  # only the last 500 characters count
+    assert cut["tier"] == "recent" and [r["text"] for r in cut["recall"]][:2] == [
         "The socket test was flaky again", "Talked about the launch date with Sam"
     ]  # fmt: skip
     tight = _context(cli, "--budget", "400", "flaky socket test")
     body = [line for line in tight["text"].splitlines() if not line.startswith("<")]
     assert sum(len(line) + 1 for line in body) <= 400
+    stable_lines = tight["text"].split("</memory-stable>")[0].splitlines()[1:]
+    assert sum(len(line) + 1 for line in stable_lines) <= 200 and 0 < len(tight["stable"]) < len(texts)  # half
+    assert tight["tier"] == "keyword" and tight["recall"]  # 2 dense hits reach the floor, too few; BM25 answers
+    assert all(sum(w in r["text"].lower() for w in ("flaky", "socket", "test")) >= 2 for r in tight["recall"])
     assert cli("context", "--budget", "10").returncode == 2
+
+
+def test_a_fact_is_the_same_fact_however_it_is_shown():
+    assert says_same("Prefers Rust", "prefers  rust #lang [key:: lang]")
+    assert says_same("Switched to Helix", "09:15 Switched to Helix [corrects:: MEMORY.md:7] <!-- saved 2026-01-02 -->")
+    assert says_same(clip(LONG, 240), LONG) and says_same(LONG, clip(LONG, 120))  # either side cut short
+    assert not says_same("Prefers Rust", "Prefers Rust for command line tools")  # a longer fact is another fact
+    assert not says_same("Try…", "Try the new build script")  # a short text ending in "…" was not cut

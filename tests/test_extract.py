@@ -108,6 +108,10 @@ def test_rule_precision_on_the_labelled_conversations():
     assert right / (right + wrong) >= 0.9 and found / expected >= 0.85, (right, wrong, found, expected)
 
 
+FACTS = [f"The team ships on {day}" for day in ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays")]
+FACTS += ["Staging lives on port 8443", "The worker gets 2 GB"]  # seven: more than the five asked for
+
+
 class _Completions(BaseHTTPRequestHandler):
     """A chat-completions endpoint: `mode` answers facts, garbage, or nothing for a while."""
 
@@ -119,7 +123,7 @@ class _Completions(BaseHTTPRequestHandler):
         _Completions.asked.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         if self.mode == "hang":
             time.sleep(3)
-        content = '["The team ships on Tuesdays", "Staging lives on port 8443"]' if self.mode == "facts" else "sure!"
+        content = json.dumps(FACTS) if self.mode == "facts" else "sure!"
         data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
         try:
             self.send_response(200)
@@ -142,19 +146,24 @@ def test_the_optional_llm_extractor_over_http(layout, cli, tmp_path):
     try:
         assert cli("init", "--lang", "en").returncode == 0
         conv = _conversation(tmp_path, "c", DATA[0]["messages"])
+        before = len(_Completions.asked)
+        unasked = cli("extract", str(conv), env={**env, "MEMVAULT_LLM_MODEL": ""})  # a URL, but no model
+        assert unasked.returncode == 0 and "LLM" not in unasked.stderr and len(_Completions.asked) == before
         done = cli("extract", str(conv), "--json", env=env)
         assert done.returncode == 0, done.stderr
+        assert len(_Completions.asked) == before + 1
         asked = _Completions.asked[-1]
         assert asked["path"] == "/v1/chat/completions" and asked["auth"] == "Bearer test-key"
         assert asked["body"]["model"] == "local" and "assistant: " in asked["body"]["messages"][1]["content"]
         llm = [p for p in _queue(cli) if p["source"] == "llm"]
-        assert [p["text"] for p in llm] == ["The team ships on Tuesdays", "Staging lives on port 8443"]
+        assert [p["text"] for p in llm] == FACTS[:5]  # seven answered, the first five proposed
         assert "Tuesdays" not in (layout.root / "MEMORY.md").read_text()  # proposed, never saved straight away
         for mode, said in (("garbage", "not a JSON array"), ("hang", "timed out")):
             _Completions.mode = mode
             other = _conversation(tmp_path, mode, [{"role": "user", "content": f"I prefer {mode} handling."}])
             result = cli("extract", str(other), env=env)
-            assert result.returncode == 0 and "LLM extractor:" in result.stderr and said in result.stderr, result.stderr
+            assert result.returncode == 0 and result.stderr.startswith("memvault: LLM extractor:"), result.stderr
+            assert result.stderr.count("\n") == 1 and said in result.stderr, result.stderr  # one line
             assert "the rule-based proposals stand" in result.stderr
             assert any(f"I prefer {mode} handling." == p["text"] for p in _queue(cli))
     finally:

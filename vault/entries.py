@@ -39,6 +39,7 @@ SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
 FIELDS = re.compile(r"\[(key|superseded|corrects)::[ \t]*([^\]\n]*?)[ \t]*\]")
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
+_CUT_LONG = 100  # entries and snippet lines are cut at 240 characters: anything shorter was not cut
 _OVERVIEWS = set(OVERVIEW.values())
 
 
@@ -77,6 +78,21 @@ def _one_line(text: str) -> str:
 def normalise(text: str) -> str:
     """The form two saves of the same fact share: no fields, no `HH:MM` stamp, one space, no case."""
     return _TIME.sub("", _one_line(text)).casefold()
+
+
+def says_same(shown: str, other: str) -> bool:
+    """Whether two shown entries state one fact, whatever their key, tags or stamps: their `normalise`d
+    forms without tags (a tag labels a fact, it is no part of it) are equal, or, where one was cut short
+    by `clip` (an ending "…"), the cut one starts the other."""
+    (a, cut_a), (b, cut_b) = _bare(shown), _bare(other)
+    if not a or not b:  # tags alone, or a bare ellipsis: nothing to compare but the text
+        return normalise(shown) == normalise(other)
+    return a == b or (cut_a and b.startswith(a)) or (cut_b and a.startswith(b))
+
+
+def _bare(text: str) -> tuple[str, bool]:
+    cut = text.rstrip().endswith("…") and len(text) > _CUT_LONG  # a short "…" was written so, not cut
+    return " ".join(TAG.sub("", normalise(text.rstrip().removesuffix("…"))).split()), cut
 
 
 def _saved_on(text: str) -> str | None:
