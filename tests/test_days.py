@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from memvault.daemon.client import ask
 from tests.conftest import start_daemon
-from tests.reliability.conftest import HASH_ENV
+from tests.reliability.conftest import HASH_ENV, wait_for
 
 TODAY = dt.date.today()
 OLD = [TODAY - dt.timedelta(days=n) for n in (40, 35, 3)]
@@ -30,8 +31,18 @@ def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
     assert cli("note", "first entry of today").returncode == 0
     today_text = layout.daily_note(TODAY).read_text(encoding="utf-8")
     assert today_text.startswith(f"---\ndate: {TODAY.isoformat()}\n---\n")  # memvault writes the date
-    start_daemon(cli, layout.root, env=HASH_ENV)
+    # the daemon runs retention by itself; its first run fails (the trash cannot be made) and is retried
+    _day(layout, OLD[0], "Forty days ago", "- old a\n")
+    (layout.root / "memvault.toml").write_text("retention_days = 30\n")
+    (layout.root / ".trash").write_text("not a folder")
+    start_daemon(cli, layout.root, "--rescan", "1", env=HASH_ENV)
     try:
+        status = lambda: ask(layout, {"op": "status"})["status"]  # noqa: E731
+        wait_for(lambda: any("retention failed" in e for e in status()["errors"]))
+        assert layout.daily_note(OLD[0]).exists()
+        (layout.root / ".trash").unlink()
+        (kept,) = wait_for(lambda: list((layout.root / ".trash" / "daily").glob(f"{OLD[0].isoformat()}.md.*.bak")))
+        assert "Forty days ago" in kept.read_text(encoding="utf-8") and not layout.daily_note(OLD[0]).exists()
         hits = json.loads(cli("search", "--json", "--mode", "bm25", "Zorblat").stdout)["hits"]
         assert hits[0]["path"] == f"daily/{OLD[2].isoformat()}.md" and hits[0]["heading"] == ["index"]
         assert hits[0]["start_line"] == 1 and "Zorblat project kickoff" in hits[0]["snippet"]
