@@ -68,14 +68,13 @@ def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
 
 def test_a_catalog_edited_by_hand_is_regenerated_and_said(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
-    _day(layout, OLD[2], "Kept in the notes", "- a\n")
-    _day(layout, OLD[1], None, "- b\n")  # no summary: a line with nothing after the tab
+    summarised, bare = dt.date(2025, 3, 6), dt.date(2025, 3, 1)  # one year, whatever today is
+    _day(layout, summarised, "Kept in the notes", "- a\n")
+    _day(layout, bare, None, "- b\n")  # no summary: a line with nothing after the tab
     assert cli("index", env=HASH_ENV).returncode == 0
-    year = OLD[2].year
+    year = summarised.year
     expected = _catalog(layout, year)
-    assert f"{OLD[2].isoformat()}\tKept in the notes\n" in expected
-    if OLD[1].year == year:
-        assert f"{OLD[1].isoformat()}\t\n" in expected
+    assert expected == f"{bare.isoformat()}\t\n{summarised.isoformat()}\tKept in the notes\n"
     (layout.root / "catalog" / f"{year}.tsv").write_text("2099-01-01\tinvented\n", encoding="utf-8")
     shown = cli("catalog", str(year))
     assert shown.returncode == 0 and "edited by hand" in shown.stderr and "invented" not in shown.stdout
@@ -103,20 +102,25 @@ def test_recent_and_status_give_the_figures_in_the_notes(layout, cli):
 
 def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_them(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
+    at, past = TODAY - dt.timedelta(days=30), TODAY - dt.timedelta(days=31)  # at the limit, one day past it
     _day(layout, OLD[0], "Forty days ago", "- old a\n")
     _day(layout, OLD[1], None, "- old b, no summary\n")
     _day(layout, OLD[2], "Three days ago", "- recent\n")
+    _day(layout, past, "Thirty-one days ago", "- just old\n")
+    _day(layout, at, "Thirty days ago", "- not older than 30 days\n")
     assert cli("retention", "--dry-run").returncode == 2  # off by default
     (layout.root / "memvault.toml").write_text("retention_days = 30\n")
     before = {p: p.read_bytes() for p in layout.daily_dir.iterdir()}
     dry = cli("retention", "--dry-run")
-    assert dry.returncode == 0 and "would move 1 daily notes older than 30 days" in dry.stdout
-    assert f"daily/{OLD[0].isoformat()}.md" in dry.stdout and "kept 1 old days without a summary" in dry.stdout
+    assert dry.returncode == 0 and "would move 2 daily notes older than 30 days" in dry.stdout
+    assert f"daily/{OLD[0].isoformat()}.md" in dry.stdout and f"daily/{past.isoformat()}.md" in dry.stdout
+    assert f"daily/{at.isoformat()}.md" not in dry.stdout and "kept 1 old days without a summary" in dry.stdout
     assert {p: p.read_bytes() for p in layout.daily_dir.iterdir()} == before
     applied = cli("retention", "--apply")
-    assert applied.returncode == 0 and applied.stdout.startswith("moved 1 daily notes")
+    assert applied.returncode == 0 and applied.stdout.startswith("moved 2 daily notes")
     gone = layout.daily_note(OLD[0])
-    assert not gone.exists() and layout.daily_note(OLD[1]).exists() and layout.daily_note(OLD[2]).exists()
+    assert not gone.exists() and not layout.daily_note(past).exists()
+    assert all(layout.daily_note(d).exists() for d in (OLD[1], OLD[2], at))
     (kept,) = (layout.root / ".trash" / "daily").glob(f"{OLD[0].isoformat()}.md.*.bak")
     assert kept.read_bytes() == before[gone]
     lines = "".join(_catalog(layout, y) for y in {d.year for d in OLD})
