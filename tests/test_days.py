@@ -90,14 +90,16 @@ def test_recent_and_status_give_the_figures_in_the_notes(layout, cli):
     assert cli("note", "talked with Sam").returncode == 0
     assert cli("note", "--section", "todo", "write the docs").returncode == 0
     assert cli("note", "--section", "discovery", "the cache holds 10k items").returncode == 0
+    for done in ("shipped the catalog", "fixed the tab bug"):
+        assert cli("note", "--section", "task", done).returncode == 0
     days = json.loads(cli("recent", "--json").stdout)["days"]
     assert [d["date"] for d in days] == [TODAY.isoformat(), OLD[2].isoformat()]
-    assert (days[0]["conversations"], days[0]["todos"], days[0]["discoveries"], days[0]["tasks_done"]) == (1, 1, 1, 0)
+    assert (days[0]["conversations"], days[0]["todos"], days[0]["discoveries"], days[0]["tasks_done"]) == (1, 1, 1, 2)
     assert days[1]["conversations"] == 2 and days[1]["summary"] == "An old day" and days[1]["words"] > 5
     assert json.loads(cli("recent", "1", "--json").stdout)["days"] == days[:1]
     today = json.loads(cli("status", "--json").stdout)["today"]
-    assert today["conversations"] == 1 and today["todos"] == 1
-    assert "1 conversations, 0 tasks done, 1 todos" in cli("recent").stdout
+    assert today["conversations"] == 1 and today["todos"] == 1 and today["tasks_done"] == 2
+    assert "1 conversations, 2 tasks done, 1 todos" in cli("recent").stdout
 
 
 def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_them(layout, cli):

@@ -81,6 +81,9 @@ def _plant(layout):
 
 def test_list_filters_and_counts_tags(layout, cli):
     _plant(layout)
+    long = "Keeps a changelog per release " + "with every migration named " * 8
+    with (layout.root / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write(f"- {long} #editor\n")  # line 20, last: no other line moves
     data = json.loads(cli("list", "--json", "--tag", "#projectx").stdout)
     assert [(e["path"], e["start_line"]) for e in data["entries"]] == [
         ("MEMORY.md", 8), ("MEMORY.md", 19), ("daily/2026-11-30.md", 9)
@@ -96,6 +99,8 @@ def test_list_filters_and_counts_tags(layout, cli):
     assert len(lines) == 4 and lines[-1].startswith("tags: #me 3")
     tagged = cli("search", "--tag", "editor")
     assert tagged.returncode == 0 and "Uses tabs, never spaces" in tagged.stdout and "MEMORY.md:11" in tagged.stdout
+    (clipped,) = [line for line in tagged.stdout.splitlines() if line.startswith("MEMORY.md:20")]
+    assert clipped.endswith("  " + " ".join(long.split())[:119] + "…")  # the first 120 characters, the cut marked
 
 
 def test_list_through_the_daemon(layout, cli):
