@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
@@ -180,6 +181,10 @@ def test_a_key_names_one_entry_in_the_whole_vault(layout, cli):
     assert cli("note", "--key", "lunch", "Lunch at one").stdout.startswith("already remembered in daily/")
     assert f"- Lunch at noon [key:: lunch] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
     assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md:6]" in layout.daily_note(today).read_text()
+    two = cli("remember", "--type", "preference", "--key", "lunch", "Lunch at two")  # the key is in today's note
+    assert two.returncode == 0 and two.stdout.startswith(f"updated the entry with key lunch in daily/{today}.md")
+    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: daily/{past}.md:6\]\n",
+                     layout.daily_note(today).read_text())  # fmt: skip
 
     # a key hand-written on two entries: refused with both named, not a byte written anywhere
     memory = layout.root / "MEMORY.md"
