@@ -74,11 +74,12 @@ class Vault:
         key: str | None = None, tags: list[str] | None = None,
     ) -> Saved:  # fmt: skip
         """Save a lasting fact; with `key`, replace the entry that has it. `status` says what happened:
-        added, updated (the old entry is in the trash as `trashed`) or unchanged (already remembered)."""
+        added, updated (the old entry is in the trash as `trashed`), superseded (the old entry, on a
+        frozen day, is marked: `superseded` says where) or unchanged (already remembered)."""
         from vault.saving import Saved
 
         r = self.run(verbs.Remember(text, section, type, key, tags))
-        return Saved(self.root / r.path, r.section, r.created_section, r.status, r.trashed)
+        return Saved(self.root / r.path, r.section, r.created_section, r.status, r.trashed, r.superseded)
 
     def index(self, rebuild: bool = False, **setup: str | None) -> ReconcileStats:
         """Bring the index up to date (incremental); `rebuild` starts from nothing. `setup` (embedder,

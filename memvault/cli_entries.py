@@ -34,6 +34,8 @@ def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: st
         return f"already remembered in {where}"
     if reply.status == "updated":
         return f"updated the entry with key {key} in {where}; the old one is in .trash/entries/{reply.trashed}.md"
+    if reply.status == "superseded":
+        return f"{done} in {where}; it supersedes {reply.superseded}, the entry with key {key} (now marked superseded)"
     return f"{done} in {where}"
 
 

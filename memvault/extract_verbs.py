@@ -22,8 +22,6 @@ APPROVE_TO: dict[str, str | dict[str, str]] = {
 }  # fmt: skip
 
 
-
-
 @dataclass(frozen=True)
 class Extracted(Message):
     path: str
@@ -133,7 +131,7 @@ def approve(rt: WriteRuntime, request: Approve) -> Approved:
     saved = remember(rt.layout, found.text, section=section, kind=kind, key=request.key)  # the guards apply here too
     take(rt.layout, found.id)
     rel = rt.layout.relative(saved.path)
-    return Approved(found.id, rel, saved.section, saved.status, rt.written([rel]))
+    return Approved(found.id, rel, saved.section, saved.status, rt.written(saved.notes(rt.layout)))
 
 
 def reject(rt: WriteRuntime, request: Reject) -> Rejected:

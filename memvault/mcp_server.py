@@ -127,9 +127,11 @@ def build_server(vault: Vault) -> Any:
             name, target = scopes.save(scope, key, tags)
             if type is None and section is None:
                 noted = target.run(verbs.Note(text, key=key, tags=tags))
-                return {"status": noted.status, "path": noted.path, "section": "daily", "scope": name}
+                reply = {"status": noted.status, "path": noted.path, "section": "daily", "scope": name}
+                return {**reply, **({"superseded": noted.superseded} if noted.superseded else {})}
             saved = target.run(verbs.Remember(text, section, type, key, tags))
-            return {"status": saved.status, "path": saved.path, "section": saved.section, "scope": name}
+            reply = {"status": saved.status, "path": saved.path, "section": saved.section, "scope": name}
+            return {**reply, **({"superseded": saved.superseded} if saved.superseded else {})}
 
         return run(call)
 

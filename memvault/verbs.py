@@ -93,8 +93,9 @@ class Indexed(Message):
 class Noted(Message):
     path: str  # vault-relative
     indexed: bool = False  # True when the daemon indexed it before replying
-    status: str = "added"  # added | updated (by key) | unchanged (already there)
+    status: str = "added"  # added | updated (by key) | superseded (by key, on a frozen day) | unchanged
     trashed: str | None = None  # the trash id of the entry an update replaced
+    superseded: str | None = None  # PATH:LINE of the entry a keyed save marked superseded
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class Remembered(Message):
     indexed: bool = False
     status: str = "added"
     trashed: str | None = None
+    superseded: str | None = None
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ def note(rt: Runtime, request: Note) -> Noted:
     saved = append_daily(rt.layout, request.text, day=day, section=request.section, key=request.key,
                          tags=tuple(request.tags or ()))  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Noted(rel, rt.written([rel]), saved.status, saved.trashed)
+    return Noted(rel, rt.written(saved.notes(rt.layout)), saved.status, saved.trashed, saved.superseded)
 
 
 def remember(rt: Runtime, request: Remember) -> Remembered:
@@ -283,7 +285,8 @@ def remember(rt: Runtime, request: Remember) -> Remembered:
     saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
                              key=request.key, tags=tuple(request.tags or ()))  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Remembered(rel, saved.section, saved.created_section, rt.written([rel]), saved.status, saved.trashed)
+    return Remembered(rel, saved.section, saved.created_section, rt.written(saved.notes(rt.layout)), saved.status,
+                      saved.trashed, saved.superseded)  # fmt: skip
 
 
 GET_LINES = 400

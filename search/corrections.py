@@ -1,19 +1,19 @@
 """The newer fact wins: a superseded entry ranks right below the correction that replaced it.
 
 `memvault correct` marks the old entry `[superseded:: DAY]` (a chunk of its own) and writes the
-correction into that day's note with `[corrects:: PATH:LINE]`. A ranked list that holds the old
-entry gets the correction just above it: moved up if it ranked lower, brought in if it was not
-there at all (a correction need not share the old entry's words). Both stay findable.
+correction into that day's note (a keyed `remember` into MEMORY.md) with `[corrects:: PATH:LINE]`.
+A ranked list that holds the old entry gets the correction just above it: moved up if it ranked
+lower, brought in if it was not there at all (a correction need not share the old entry's words).
+Both stay findable.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from indexer.filters import FilterSpec
 from indexer.index import Index
-from vault.correct import nearest_correction
+from vault.correct import correction_notes, nearest_correction
 from vault.entries import entries_in
 from vault.paths import Layout
 
@@ -21,13 +21,13 @@ Fused = tuple[str, float, dict[str, int], dict[str, float]]
 
 
 def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str | None:
-    """The chunk holding the correction of a superseded chunk: in the note of the day it was
-    superseded, the one pointing at its note, nearest its line."""
+    """The chunk holding the correction of a superseded chunk: in the notes it may be in, the one
+    pointing at its note, nearest its line."""
     try:
-        day = dt.date.fromisoformat(str(payload["superseded"]))
+        notes = correction_notes(layout, str(payload["superseded"]))
     except ValueError:
         return None
-    rows = index.chunk_rows(index.chunk_ids(layout.relative(layout.daily_note(day))))
+    rows = index.chunk_rows([cid for rel in notes for cid in index.chunk_ids(rel)])
     pairs = ((cid, e) for cid, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
     return nearest_correction(pairs, payload["path"], payload["start_line"])
 

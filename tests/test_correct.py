@@ -39,6 +39,8 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
     memory = layout.root / "MEMORY.md"
     line = next(i for i, t in enumerate(memory.read_text(encoding="utf-8").splitlines(), 1) if "Vue" in t)
     today = f"daily/{dt.date.today().isoformat()}.md"
+    past = f"daily/{dt.date.today() - dt.timedelta(days=2)}.md"
+    (layout.root / past).write_text("# Past\n\n## Talks\n\n- Lunch at noon with the quokka team [key:: lunch]\n")
     start_daemon(cli, layout.root, env=HASH_ENV)
     try:
         for mode in ("bm25", "hybrid"):
@@ -64,6 +66,10 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         assert f"(superseded {day} by {today}:" in human and f"(corrects MEMORY.md:{line})" in human
         again = cli("correct", "frontend-stack", "Something else")
         assert again.returncode == 2 and "correct the correction" in again.stderr
+        # a keyed `remember` supersedes an entry of a past day with a correction in MEMORY.md: ranked the same
+        assert "supersedes" in cli("remember", "--type", "preference", "--key", "lunch", "Lunch moved to one").stdout
+        hits = _hits(cli, "Lunch at noon with the quokka team", "bm25")
+        assert hits[0][0] == "MEMORY.md" and hits[1] == (past, 5, 5), hits
     finally:
         cli("daemon", "stop")
 

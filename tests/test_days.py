@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from memvault.daemon.client import ask
 from tests.conftest import start_daemon
-from tests.reliability.conftest import HASH_ENV
+from tests.reliability.conftest import HASH_ENV, wait_for
 
 TODAY = dt.date.today()
 OLD = [TODAY - dt.timedelta(days=n) for n in (40, 35, 3)]
@@ -30,8 +31,18 @@ def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
     assert cli("note", "first entry of today").returncode == 0
     today_text = layout.daily_note(TODAY).read_text(encoding="utf-8")
     assert today_text.startswith(f"---\ndate: {TODAY.isoformat()}\n---\n")  # memvault writes the date
-    start_daemon(cli, layout.root, env=HASH_ENV)
+    # the daemon runs retention by itself; its first run fails (the trash cannot be made) and is retried
+    _day(layout, OLD[0], "Forty days ago", "- old a\n")
+    (layout.root / "memvault.toml").write_text("retention_days = 30\n")
+    (layout.root / ".trash").write_text("not a folder")
+    start_daemon(cli, layout.root, "--rescan", "1", env=HASH_ENV)
     try:
+        status = lambda: ask(layout, {"op": "status"})["status"]  # noqa: E731
+        wait_for(lambda: any("retention failed" in e for e in status()["errors"]))
+        assert layout.daily_note(OLD[0]).exists()
+        (layout.root / ".trash").unlink()
+        (kept,) = wait_for(lambda: list((layout.root / ".trash" / "daily").glob(f"{OLD[0].isoformat()}.md.*.bak")))
+        assert "Forty days ago" in kept.read_text(encoding="utf-8") and not layout.daily_note(OLD[0]).exists()
         hits = json.loads(cli("search", "--json", "--mode", "bm25", "Zorblat").stdout)["hits"]
         assert hits[0]["path"] == f"daily/{OLD[2].isoformat()}.md" and hits[0]["heading"] == ["index"]
         assert hits[0]["start_line"] == 1 and "Zorblat project kickoff" in hits[0]["snippet"]
@@ -57,14 +68,13 @@ def test_a_summary_written_in_an_editor_is_found_and_catalogued(layout, cli):
 
 def test_a_catalog_edited_by_hand_is_regenerated_and_said(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
-    _day(layout, OLD[2], "Kept in the notes", "- a\n")
-    _day(layout, OLD[1], None, "- b\n")  # no summary: a line with nothing after the tab
+    summarised, bare = dt.date(2025, 3, 6), dt.date(2025, 3, 1)  # one year, whatever today is
+    _day(layout, summarised, "Kept in the notes", "- a\n")
+    _day(layout, bare, None, "- b\n")  # no summary: a line with nothing after the tab
     assert cli("index", env=HASH_ENV).returncode == 0
-    year = OLD[2].year
+    year = summarised.year
     expected = _catalog(layout, year)
-    assert f"{OLD[2].isoformat()}\tKept in the notes\n" in expected
-    if OLD[1].year == year:
-        assert f"{OLD[1].isoformat()}\t\n" in expected
+    assert expected == f"{bare.isoformat()}\t\n{summarised.isoformat()}\tKept in the notes\n"
     (layout.root / "catalog" / f"{year}.tsv").write_text("2099-01-01\tinvented\n", encoding="utf-8")
     shown = cli("catalog", str(year))
     assert shown.returncode == 0 and "edited by hand" in shown.stderr and "invented" not in shown.stdout
@@ -80,32 +90,39 @@ def test_recent_and_status_give_the_figures_in_the_notes(layout, cli):
     assert cli("note", "talked with Sam").returncode == 0
     assert cli("note", "--section", "todo", "write the docs").returncode == 0
     assert cli("note", "--section", "discovery", "the cache holds 10k items").returncode == 0
+    for done in ("shipped the catalog", "fixed the tab bug"):
+        assert cli("note", "--section", "task", done).returncode == 0
     days = json.loads(cli("recent", "--json").stdout)["days"]
     assert [d["date"] for d in days] == [TODAY.isoformat(), OLD[2].isoformat()]
-    assert (days[0]["conversations"], days[0]["todos"], days[0]["discoveries"], days[0]["tasks_done"]) == (1, 1, 1, 0)
+    assert (days[0]["conversations"], days[0]["todos"], days[0]["discoveries"], days[0]["tasks_done"]) == (1, 1, 1, 2)
     assert days[1]["conversations"] == 2 and days[1]["summary"] == "An old day" and days[1]["words"] > 5
     assert json.loads(cli("recent", "1", "--json").stdout)["days"] == days[:1]
     today = json.loads(cli("status", "--json").stdout)["today"]
-    assert today["conversations"] == 1 and today["todos"] == 1
-    assert "1 conversations, 0 tasks done, 1 todos" in cli("recent").stdout
+    assert today["conversations"] == 1 and today["todos"] == 1 and today["tasks_done"] == 2
+    assert "1 conversations, 2 tasks done, 1 todos" in cli("recent").stdout
 
 
 def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_them(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
+    at, past = TODAY - dt.timedelta(days=30), TODAY - dt.timedelta(days=31)  # at the limit, one day past it
     _day(layout, OLD[0], "Forty days ago", "- old a\n")
     _day(layout, OLD[1], None, "- old b, no summary\n")
     _day(layout, OLD[2], "Three days ago", "- recent\n")
+    _day(layout, past, "Thirty-one days ago", "- just old\n")
+    _day(layout, at, "Thirty days ago", "- not older than 30 days\n")
     assert cli("retention", "--dry-run").returncode == 2  # off by default
     (layout.root / "memvault.toml").write_text("retention_days = 30\n")
     before = {p: p.read_bytes() for p in layout.daily_dir.iterdir()}
     dry = cli("retention", "--dry-run")
-    assert dry.returncode == 0 and "would move 1 daily notes older than 30 days" in dry.stdout
-    assert f"daily/{OLD[0].isoformat()}.md" in dry.stdout and "kept 1 old days without a summary" in dry.stdout
+    assert dry.returncode == 0 and "would move 2 daily notes older than 30 days" in dry.stdout
+    assert f"daily/{OLD[0].isoformat()}.md" in dry.stdout and f"daily/{past.isoformat()}.md" in dry.stdout
+    assert f"daily/{at.isoformat()}.md" not in dry.stdout and "kept 1 old days without a summary" in dry.stdout
     assert {p: p.read_bytes() for p in layout.daily_dir.iterdir()} == before
     applied = cli("retention", "--apply")
-    assert applied.returncode == 0 and applied.stdout.startswith("moved 1 daily notes")
+    assert applied.returncode == 0 and applied.stdout.startswith("moved 2 daily notes")
     gone = layout.daily_note(OLD[0])
-    assert not gone.exists() and layout.daily_note(OLD[1]).exists() and layout.daily_note(OLD[2]).exists()
+    assert not gone.exists() and not layout.daily_note(past).exists()
+    assert all(layout.daily_note(d).exists() for d in (OLD[1], OLD[2], at))
     (kept,) = (layout.root / ".trash" / "daily").glob(f"{OLD[0].isoformat()}.md.*.bak")
     assert kept.read_bytes() == before[gone]
     lines = "".join(_catalog(layout, y) for y in {d.year for d in OLD})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
@@ -81,6 +82,9 @@ def _plant(layout):
 
 def test_list_filters_and_counts_tags(layout, cli):
     _plant(layout)
+    long = "Keeps a changelog per release " + "with every migration named " * 8
+    with (layout.root / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write(f"- {long} #editor\n")  # line 20, last: no other line moves
     data = json.loads(cli("list", "--json", "--tag", "#projectx").stdout)
     assert [(e["path"], e["start_line"]) for e in data["entries"]] == [
         ("MEMORY.md", 8), ("MEMORY.md", 19), ("daily/2026-11-30.md", 9)
@@ -96,6 +100,8 @@ def test_list_filters_and_counts_tags(layout, cli):
     assert len(lines) == 4 and lines[-1].startswith("tags: #me 3")
     tagged = cli("search", "--tag", "editor")
     assert tagged.returncode == 0 and "Uses tabs, never spaces" in tagged.stdout and "MEMORY.md:11" in tagged.stdout
+    (clipped,) = [line for line in tagged.stdout.splitlines() if line.startswith("MEMORY.md:20")]
+    assert clipped.endswith("  " + " ".join(long.split())[:119] + "…")  # the first 120 characters, the cut marked
 
 
 def test_list_through_the_daemon(layout, cli):
@@ -140,6 +146,54 @@ def test_same_key_twice_updates_in_place_and_keeps_the_old_entry_in_the_trash(la
     assert (layout.root / "MEMORY.md").read_text(encoding="utf-8") == after
     keyed = json.loads(cli("list", "--json", "--key", "frontend-stack").stdout)["entries"]
     assert [e["text"] for e in keyed] == ["Prefers Svelte 5 now [key:: frontend-stack]"]
+
+
+def test_a_key_names_one_entry_in_the_whole_vault(layout, cli):
+    """A keyed save finds the key's entry in any note: in the other live note it is replaced there;
+    on a frozen past day the new entry goes to the save's note and the old one is marked superseded;
+    on two entries it is refused, nothing written."""
+    _plant(layout)
+    today, past = dt.date.today(), (dt.date.today() - dt.timedelta(days=3)).isoformat()
+    (layout.root / "daily" / f"{past}.md").write_text(
+        f"# {past}\n\n## Conversations\n\n- Standup at 10 [key:: standup]\n- Lunch at noon [key:: lunch]\n"
+    )
+    moved = cli("note", "--key", "billing-db", "Postgres 16 for billing")  # billing-db is in MEMORY.md
+    assert moved.returncode == 0 and moved.stdout.startswith("updated the entry with key billing-db in MEMORY.md")
+    line = f"- Postgres 16 for billing [key:: billing-db] <!-- saved {today.isoformat()} -->"
+    assert (layout.root / "MEMORY.md").read_text(encoding="utf-8").splitlines()[18] == line  # in place, no stamp
+    assert not layout.daily_note(today).exists()
+
+    fixed = cli("remember", "--type", "preference", "--key", "standup", "Standup at 11")
+    assert fixed.returncode == 0, fixed.stderr
+    assert f"supersedes daily/{past}.md:5" in fixed.stdout and fixed.stdout.startswith("remembered in MEMORY.md")
+    mark = f"[superseded:: {today.isoformat()}]"
+    assert f"- Standup at 10 [key:: standup] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
+    again = cli("remember", "--type", "preference", "--key", "standup", "Standup at 11:30")  # the old one is past
+    assert again.returncode == 0 and again.stdout.startswith("updated the entry with key standup in MEMORY.md")
+    rows = json.loads(cli("list", "--json", "--key", "standup").stdout)["entries"]
+    new = rows[0]
+    assert new["path"] == "MEMORY.md"
+    assert new["text"].startswith("Standup at 11:30 [key:: standup] [corrects:: daily/")  # still the newer fact
+    assert [r["superseded_by"] for r in rows] == [None, f"MEMORY.md:{new['start_line']}"]
+    # killed between writing the new entry and marking the old: both current; the same save again finishes it
+    crash = {"MEMVAULT_CRASH_AT": "before-supersede"}
+    assert cli("note", "--key", "lunch", "Lunch at one", env=crash).returncode == -9
+    assert cli("note", "--key", "lunch", "Lunch at one").stdout.startswith("already remembered in daily/")
+    assert f"- Lunch at noon [key:: lunch] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
+    assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md:6]" in layout.daily_note(today).read_text()
+    two = cli("remember", "--type", "preference", "--key", "lunch", "Lunch at two")  # the key is in today's note
+    assert two.returncode == 0 and two.stdout.startswith(f"updated the entry with key lunch in daily/{today}.md")
+    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: daily/{past}.md:6\]\n",
+                     layout.daily_note(today).read_text())  # fmt: skip
+
+    # a key hand-written on two entries: refused with both named, not a byte written anywhere
+    memory = layout.root / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "- Prefers React [key:: frontend-stack]\n")
+    before = {p: p.read_bytes() for p in layout.root.rglob("*") if p.is_file()}
+    twice = cli("note", "--key", "frontend-stack", "Prefers Svelte")
+    assert twice.returncode == 2 and twice.stderr.count("\n") == 1, twice.stderr
+    assert "2 entries hold key frontend-stack (MEMORY.md:8, MEMORY.md:21)" in twice.stderr
+    assert {p: p.read_bytes() for p in layout.root.rglob("*") if p.is_file()} == before
 
 
 def test_same_text_twice_is_one_entry_and_the_note_is_not_rewritten(layout, cli):

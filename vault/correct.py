@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from vault.daily import append_daily
-from vault.entries import SAVED, Entry, check_tag, iter_entries, normalise, tags_in, vault_entries
+from vault.entries import Entry, check_tag, tags_in, vault_entries
 from vault.errors import NoteReadError, UsageError
 from vault.faults import crash_point
-from vault.fileio import TextFile, split_lines, update_note
 from vault.forget import select
-from vault.notes import parse_note
 from vault.paths import Layout
+from vault.supersede import mark_superseded, pointer
 
 T = TypeVar("T")
 
@@ -67,50 +66,34 @@ def correct(
         raise UsageError(
             f"{target.path}:{target.start_line} was corrected on {target.superseded} already; correct the correction"
         )
-    pointer = f"{target.path}:{target.start_line}"
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
-                         fields=(("corrects", pointer),))  # fmt: skip
+                         fields=(("corrects", pointer(target)),))  # fmt: skip
     crash_point("before-supersede")
-    line = _mark(layout, target, now.date().isoformat())
-    if line != target.start_line:  # the correction went in above it, in the same note: follow it
-        _repoint(layout, saved.path, pointer, f"{target.path}:{line}", normalise(text))
+    line = mark_superseded(layout, target, now.date().isoformat(), saved.path, text)
     return Corrected(saved.path, saved.status, layout.root / target.path, line)
 
 
-def _mark(layout: Layout, target: Entry, day: str) -> int:
-    """Add `[superseded:: DAY]` to the entry's first line (found by its text, nearest its old line:
-    a correction written into the same note may have moved it); returns its line."""
-    rel = target.path
-    found: list[int] = []
-
-    def change(current: TextFile | None) -> str:
-        entries = [e for e in iter_entries(parse_note(rel, current.text if current else "")) if e.text == target.text]
-        if current is None or not entries:
-            raise UsageError(f"{rel} changed while correcting: the correction is saved; mark the old entry again")
-        entry = min(entries, key=lambda e: abs(e.start_line - target.start_line))
-        lines = split_lines(current.text)
-        first = lines[entry.start_line - 1]
-        body = first.rstrip("\r\n")
-        saved = SAVED.search(body)  # the mark goes before a trailing `<!-- saved DAY -->`
-        cut = saved.start() if saved and saved.end() == len(body) else len(body)
-        lines[entry.start_line - 1] = f"{body[:cut]} [superseded:: {day}]{first[cut:]}"
-        found.append(entry.start_line)
-        return "".join(lines)
-
-    update_note(layout, layout.root / rel, change)
-    return found[0]
+def correction_notes(layout: Layout, day: str) -> list[str]:
+    """Where the correction of an entry superseded on `day` was written: that day's note (`correct`,
+    a keyed `note`) or MEMORY.md (a keyed `remember`). A `day` that is not a date raises ValueError."""
+    return [layout.relative(layout.daily_note(dt.date.fromisoformat(day))), layout.relative(layout.memory_md)]
 
 
 def correction_of(layout: Layout, entry: Entry) -> Entry | None:
-    """The correction of a superseded entry: in the note of the day it was superseded, the entry
-    that corrects its note, nearest its line (lines move as notes change)."""
+    """The correction of a superseded entry: in the notes it may be in, the entry that corrects its
+    note, nearest its line (lines move as notes change)."""
     if not entry.superseded:
         return None
     try:
-        rel = layout.relative(layout.daily_note(dt.date.fromisoformat(entry.superseded)))
-        entries = list(vault_entries(layout, rel))
-    except (ValueError, UsageError, NoteReadError):
+        notes = correction_notes(layout, entry.superseded)
+    except ValueError:
         return None
+    entries: list[Entry] = []
+    for rel in notes:
+        try:
+            entries += vault_entries(layout, rel)
+        except (UsageError, NoteReadError):
+            continue
     return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line)
 
 
@@ -131,17 +114,3 @@ def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: i
             if best is None or distance < best[0]:
                 best = (distance, thing)
     return best[1] if best else None
-
-
-def _repoint(layout: Layout, path: Path, old: str, new: str, text: str) -> None:
-    rel = layout.relative(path)
-
-    def change(current: TextFile | None) -> str:
-        assert current is not None
-        entries = iter_entries(parse_note(rel, current.text))
-        entry = next(e for e in entries if e.corrects == old and normalise(e.text).startswith(text))
-        lines = split_lines(current.text)
-        lines[entry.start_line - 1] = lines[entry.start_line - 1].replace(f"[corrects:: {old}]", f"[corrects:: {new}]")
-        return "".join(lines)
-
-    update_note(layout, path, change)

@@ -67,7 +67,7 @@ def append_daily(
         prefix=f"- {now:%H:%M} " if day == now.date() else "- ",
         template=lambda: daily_template(day, lang),
         section_of=lambda body: titles(body)[0],
-        key=key, tags=tags, fields=fields,
+        key=key, tags=tags, fields=fields, now=now,
         on_add=lambda new, _: _bump_counter(new, titles(new)[1]),
         frozen=f"{rel}: past days are frozen; `memvault correct` changes what one says" if day < now.date() else None,
     )  # fmt: skip

@@ -167,9 +167,10 @@ def iter_entries(note: Note) -> Iterator[Entry]:
         i = end + 1
 
 
-def vault_entries(layout: Layout, rel: str | None = None) -> Iterator[Entry]:
+def vault_entries(layout: Layout, rel: str | None = None, containing: str | None = None) -> Iterator[Entry]:
     """The entries of every note of the vault, notes in path order (one that cannot be read is skipped
-    here; `status` and `index` name it), or of the note `rel` alone, which must be readable."""
+    here; `status` and `index` name it), or of the note `rel` alone, which must be readable. With
+    `containing`, only notes whose text holds it are parsed: a key looked up in a big vault."""
     if rel is not None:
         path = layout.root / rel
         if not path.is_file():
@@ -180,7 +181,10 @@ def vault_entries(layout: Layout, rel: str | None = None) -> Iterator[Entry]:
         if file.error:
             continue
         try:
-            note = parse_note(file.rel, read_note(file.path, file.rel).text)
+            text = read_note(file.path, file.rel).text
+            if containing is not None and containing not in text:
+                continue
+            note = parse_note(file.rel, text)
         except NoteReadError:
             continue
         yield from iter_entries(note)
@@ -252,13 +256,14 @@ class Placed:
 def place_entry(
     text: str, rel: str, title: str, entry: str, prefix: str, newline: str, key: str | None
 ) -> tuple[str, Placed]:
-    """Put a formatted entry into a note's text: over the entry with the same key anywhere in the note,
-    else nowhere if section `title` already holds the same text, else at the end of that section
-    (created if missing). Every other byte stays as it was; the new lines use the note's line ending."""
+    """Put a formatted entry into a note's text: over the current (not superseded) entry with the same
+    key anywhere in the note, else nowhere if section `title` already holds the same text, else at
+    the end of that section (created if missing). Every other byte stays as it was; the new lines
+    use the note's line ending."""
     entries = list(iter_entries(parse_note(rel, text)))
     wanted = normalise(entry)
     lines = entry_lines(entry, prefix)
-    old = next((e for e in entries if e.key == key), None) if key is not None else None
+    old = next((e for e in entries if e.key == key and not e.superseded), None) if key is not None else None
     if old is not None:
         if normalise(old.text) == wanted:
             return text, Placed("unchanged", old.section)

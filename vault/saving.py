@@ -1,13 +1,27 @@
 """The one save path of an entry, shared by daily notes and MEMORY.md: guards, key and tags, update
-by key, no duplicates, the replaced entry kept in the trash, all under the vault lock."""
+by key across the vault, no duplicates, the replaced entry kept in the trash, writes under the vault
+lock."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vault.entries import Placed, check_key, check_tag, field_in, format_entry, iter_entries, normalise, place_entry
+from vault.entries import (
+    Entry,
+    Placed,
+    check_key,
+    check_tag,
+    field_in,
+    format_entry,
+    iter_entries,
+    normalise,
+    place_entry,
+    vault_entries,
+)
 from vault.errors import GuardError, UsageError
 from vault.faults import crash_point
 from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
@@ -15,19 +29,28 @@ from vault.guards import check_entry
 from vault.notes import parse_note
 from vault.paths import Layout
 from vault.sections import entry_lines, insert_in_section
+from vault.supersede import mark_superseded, pointer
 from vault.trash import trash_entry
 
 
 @dataclass(frozen=True)
 class Saved:
     """Where an entry went and what happened: `added`, `updated` (the entry with its key replaced in
-    place, the old one kept in the trash as `trashed`) or `unchanged` (already remembered)."""
+    place, the old one kept in the trash as `trashed`), `superseded` (the entry with its key is in a
+    note a save never changes: the new one went to `path`, the old one, at `superseded`, is marked
+    as `correct` marks it) or `unchanged` (already remembered)."""
 
     path: Path
     section: str
     created_section: bool
     status: str = "added"
     trashed: str | None = None
+    superseded: str | None = None  # `PATH:LINE` of the entry marked superseded
+
+    def notes(self, layout: Layout) -> list[str]:
+        """The notes the save changed, vault-relative: its own, and the one it marked an entry in."""
+        rel = layout.relative(self.path)
+        return [rel, self.superseded.rpartition(":")[0]] if self.superseded else [rel]
 
 
 def prepare_entry(
@@ -56,12 +79,79 @@ def save_entry(
     frozen: str | None = None,
     fields: tuple[tuple[str, str], ...] = (),
     saved: str | None = None,
+    now: dt.datetime | None = None,
 ) -> Saved:
     """Save one entry into the note at `path` (created from `template()`), in the section that
     `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
     `frozen` note may be created but never changed: the message says why, checked under the lock.
-    `saved` (a day) is recorded on the entry, for notes whose entries have no day of their own."""
+    `saved` (a day) is recorded on the entry, for notes whose entries have no day of their own.
+
+    A key names one entry in the whole vault, so a keyed save updates the current entry holding it
+    wherever it is. In this note, MEMORY.md or today's note it is replaced in place; anywhere else
+    (a past day is frozen) the new entry goes here and the old one is marked superseded, as
+    `correct` does. Two entries holding the key are refused, named, and nothing is written."""
     entry = prepare_entry(text, key, tags, fields, saved)
+    if key is None:
+        return _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
+    if frozen and path.exists():
+        raise UsageError(frozen)
+    now = now or dt.datetime.now()
+    found = _holding(layout, key, now.date().isoformat())
+    if len(found) > 1:
+        places = ", ".join(pointer(e) for e in found[:10])
+        raise UsageError(f"{len(found)} entries hold key {key} ({places}); forget or correct all but one first")
+    old = found[0] if found else None
+    rel, memory = layout.relative(path), layout.relative(layout.memory_md)
+    live = (memory, layout.relative(layout.daily_note(now.date())))
+    if old is not None and old.corrects and (old.path == rel or old.path in live):
+        fields = (*fields, ("corrects", old.corrects))  # the newer fact of what it corrected still
+        entry = prepare_entry(text, key, tags, fields, saved)
+    if old is None or old.path == rel:
+        return _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
+    if old.path in live:  # in the other live note: replaced there, in that note's style
+        there = prepare_entry(text, key, tags, fields, now.date().isoformat() if old.path == memory else None)
+        style = "- " if old.path == memory else f"- {now:%H:%M} "
+        where = layout.root / old.path
+        return _save_in(layout, where, there, style, str, lambda _: old.section, key, must_replace=True)
+    if normalise(old.text) == normalise(entry):
+        return Saved(layout.root / old.path, old.section, False, "unchanged")
+    if rel not in live:  # a correction is looked for in its day's note or MEMORY.md only
+        raise UsageError(f"key {key} is on {pointer(old)}, which a save never changes; save to today's note "
+                         "or MEMORY.md to mark it superseded")  # fmt: skip
+    entry = prepare_entry(text, key, tags, (*fields, ("corrects", pointer(old))), saved)
+    done = _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
+    crash_point("before-supersede")
+    line = mark_superseded(layout, old, now.date().isoformat(), path, text)
+    return dataclasses.replace(done, status="superseded", superseded=f"{old.path}:{line}")
+
+
+def _holding(layout: Layout, key: str, day: str) -> list[Entry]:
+    """The current (not superseded) entries holding `key`, anywhere in the vault. A keyed save killed
+    between writing the newer entry and marking the older left both current, the newer pointing at
+    the older: the mark is finished here, as running `correct` again would."""
+    found = [e for e in vault_entries(layout, containing=key) if e.key == key and not e.superseded]
+    for newer in list(found):
+        older = next((e for e in found if pointer(e) == newer.corrects), None)
+        if older is not None and newer in found:
+            mark_superseded(layout, older, day, layout.root / newer.path, newer.text)
+            found.remove(older)
+    return found
+
+
+def _save_in(
+    layout: Layout,
+    path: Path,
+    entry: str,
+    prefix: str,
+    template: Callable[[], str],
+    section_of: Callable[[str], str],
+    key: str | None,
+    on_add: Callable[[str, str], str] | None = None,
+    frozen: str | None = None,
+    must_replace: bool = False,
+) -> Saved:
+    """Place a prepared entry in one note under the vault lock; `must_replace`: only over the entry
+    with its key, found before the lock was taken (gone meanwhile: nothing is written)."""
     rel = layout.relative(path)
     outcome: list[tuple[Placed, str | None]] = []
 
@@ -70,6 +160,8 @@ def save_entry(
             raise UsageError(frozen)
         body = current.text if current else template()
         new, placed = place_entry(body, rel, section_of(body), entry, prefix, current.newline if current else "\n", key)
+        if must_replace and placed.old is None and placed.status != "unchanged":
+            raise UsageError(f"{rel} changed while saving: the entry with key {key} moved; save again")
         if placed.status == "added" and on_add is not None:
             new = on_add(new, placed.section)
         trashed = None

@@ -63,7 +63,8 @@ class Daemon:
         self.rescan_every = rescan_every
         self.events = EventBus()
         self.usage = Usage()
-        self.retention_day: dt.date | None = None
+        self.retention_day: dt.date | None = None  # the last day retention ran to the end
+        self.retention_retry = 0.0  # after a failed run: not again before this (time.monotonic())
         self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
         self.index.listener = self._indexed
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
@@ -262,18 +263,26 @@ class Daemon:
         self.lock.acquire()
 
     def _daily_retention(self) -> None:
-        """Once a day, when the vault sets `retention_days`: old daily notes with a summary to the trash."""
+        """Once a day, when the vault sets `retention_days`: old daily notes with a summary to the trash.
+        The day counts as done only when a run ends well; a failed one (a bad setting, a trash that
+        cannot be written) is said in `status` and tried again a full rescan interval later."""
         today = dt.date.today()
-        if self.retention_day == today:
+        if self.retention_day == today or time.monotonic() < self.retention_retry:
+            return
+        try:
+            days = load_settings(self.layout.root).retention_days
+            done = retention(self.layout, days, apply=True) if days else None
+        except Exception as exc:
+            self.retention_retry = time.monotonic() + self.rescan_every
+            log.warning("retention failed, tried again in %.0f s: %s", self.rescan_every, exc)
+            self._error(f"retention failed, tried again in {self.rescan_every:.0f} s: {type(exc).__name__}: {exc}")
             return
         self.retention_day = today
-        days = load_settings(self.layout.root).retention_days
-        if days:
-            done = retention(self.layout, days, apply=True)
+        if done is not None:
             for rel in done.moved:
                 self.pending.add(rel)
             log.info("retention (%d days): moved %d daily notes to the trash, kept %d without a summary",
-                     days, len(done.moved), len(done.kept))  # fmt: skip
+                     done.days, len(done.moved), len(done.kept))  # fmt: skip
 
     def _reconcile_all(self) -> None:
         with self.lock:  # BM25 for every change now, searches let in between batches; vectors follow
