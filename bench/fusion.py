@@ -17,18 +17,24 @@ import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import SETS, Unit
-from bench.metrics import mean
+from bench.datasets import DATA, SETS, Unit, _qrels
+from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
-from vault.cjk import cjk_share
+from vault.cjk import cjk_share, script_of
 
-Key = tuple[str, int, int]  # path, start line, end line: a chunk, named as hits name it
+Key = tuple[str, int, int, str]  # path, lines and snippet: a chunk (a long line is cut into several chunks)
 Ranked = list[tuple[Key, float]]
 ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+DELTAS = (0.0, 0.05, 0.09)  # cosine added to a chunk in the other script than the query's
 HEADLINE = "ndcg@10"
+# sets whose notes are named by their script: the dense retriever is also asked per script (a filter on
+# the path), as an engine that retrieves per script would; elsewhere the per-script lists are cut from
+# the one dense list
+SCRIPT_PATHS = {"xquad": {"cjk": "docs/zh-", "latin": "docs/en-"}}
 
 
 # --- what is asked and read once per set -------------------------------------------------------
@@ -43,14 +49,18 @@ def _prepare(unit: Unit, vault: Path) -> dict[str, Any]:
     return {"index_s": seconds, "chunks": summary.get("chunks"), "embedded": summary.get("chunks_embedded")}
 
 
-def _ask(unit: Unit, vault: Path, depth: int) -> dict[str, dict[str, Any]]:
-    """Per query: the BM25 and dense lists (depth each, no per-document cap) and the engine's hybrid."""
+def _ask(unit: Unit, vault: Path, depth: int, scripts: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Per query: the BM25 and dense lists (depth each, no per-document cap), the engine's hybrid, and
+    with `scripts` (script -> path prefix) a dense list per script."""
     batch = vault.parent / f"{vault.name}-queries.jsonl"
     plain = {"limit": depth, "per_doc": 0, "dates": "off", "depth": depth}
     with open(batch, "w", encoding="utf-8") as fh:
         for qid, text, _ in unit.queries:
             for mode in ("bm25", "vector"):
                 fh.write(json.dumps({"id": f"{mode}|{qid}", "query": text, "mode": mode, **plain}) + "\n")
+            for script, prefix in (scripts or {}).items():
+                line = {"id": f"vector-{script}|{qid}", "query": text, "mode": "vector", "path": prefix, **plain}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
             line = {"id": f"hybrid|{qid}", "query": text, "mode": "hybrid", "limit": 100, "per_doc": unit.per_doc,
                     "dates": "off", "depth": depth}  # fmt: skip
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -62,8 +72,10 @@ def _ask(unit: Unit, vault: Path, depth: int) -> dict[str, dict[str, Any]]:
     for line in out.stdout.splitlines():
         answer = json.loads(line)
         mode, qid = answer["id"].split("|", 1)
+        source = "vector" if mode.startswith("vector") else mode
         lists[qid][mode] = [
-            [h["path"], h["start_line"], h["end_line"], h["scores"].get(mode, h["score"])] for h in answer["hits"]
+            [h["path"], h["start_line"], h["end_line"], h["snippet"], h["scores"].get(source, h["score"])]
+            for h in answer["hits"]
         ]
     return lists
 
@@ -72,11 +84,11 @@ def _scripts(vault: Path, keys: set[Key]) -> dict[Key, str]:
     """Each chunk's script, read from its note's lines: 'cjk' when most of its letters are CJK."""
     files: dict[str, list[str]] = {}
     out = {}
-    for path, start, end in keys:
+    for path, start, end, snippet in keys:
         if path not in files:
             files[path] = (vault / path).read_text(encoding="utf-8").splitlines()
         text = "\n".join(files[path][start - 1 : end])
-        out[(path, start, end)] = "cjk" if cjk_share(text) >= 0.5 else "latin"
+        out[(path, start, end, snippet)] = script_of(text)
     return out
 
 
@@ -89,8 +101,8 @@ def collect(name: str, work: Path, depth: int) -> dict[str, Any]:
     for n, unit in enumerate(SETS[name](0)):
         vault = work / name / str(n)
         prep = _prepare(unit, vault)
-        lists = _ask(unit, vault, depth)
-        keys = {tuple(h[:3]) for q in lists.values() for mode in ("bm25", "vector") for h in q[mode]}
+        lists = _ask(unit, vault, depth, SCRIPT_PATHS.get(name))
+        keys = {tuple(h[:4]) for q in lists.values() for hits in q.values() for h in hits}
         scripts = _scripts(vault, keys)  # type: ignore[arg-type]
         print(f"# {name}/{n}: {prep}, {len(lists)} queries", file=sys.stderr)
         units.append({
@@ -106,7 +118,23 @@ def collect(name: str, work: Path, depth: int) -> dict[str, Any]:
 
 # --- the fusion functions --------------------------------------------------------------------
 
-Fusion = Callable[[Ranked, Ranked, dict[Key, str], bool], list[Key]]
+
+@dataclass
+class Q:
+    """One query's candidates: BM25's list, the dense list, the dense list per script, each chunk's
+    script and the query's."""
+
+    bm25: Ranked
+    vector: Ranked
+    by_script: dict[str, Ranked]
+    scripts: dict[Key, str]
+    script: str
+
+    def other(self, key: Key) -> bool:
+        return self.scripts.get(key, "latin") != self.script
+
+
+Fusion = Callable[[Q], list[Key]]
 
 
 def _order(scores: dict[Key, float]) -> list[Key]:
@@ -177,22 +205,59 @@ def _zfloor(values: dict[Key, float]) -> float:
     return min(values.values(), default=0.0)
 
 
+def _crosslingual(q: Q, delta: float, depth: int) -> Ranked:
+    """One dense list from the plain list and the per-script ones, the other script's cosines raised by
+    `delta` (the model's same-language bias): the best Chinese sentence competes with the English ones
+    on a corrected cosine, not from below the hundredth English near-miss."""
+    best: dict[Key, float] = {}
+    for items in (q.vector, *q.by_script.values()):
+        for key, score in items:
+            best[key] = score + (delta if q.other(key) else 0.0)
+    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
+
+
+def _xl_rrf(q: Q, alpha: float, delta: float, impute: bool) -> list[Key]:
+    """RRF over the cross-lingual dense list; with `impute`, a chunk in the other script (which BM25
+    cannot match) takes its dense rank for the BM25 rank it could never get."""
+    dense = _crosslingual(q, delta, len(q.vector) or 100)
+    ranks_v = _ranks(dense)
+    ranks_b = _ranks(q.bm25)
+    if impute:
+        ranks_b = {**{k: r for k, r in ranks_v.items() if q.other(k)}, **ranks_b}
+    return _rrf([(ranks_b, 1 - alpha), (ranks_v, alpha)])
+
+
+def _xl_minmax(q: Q, alpha: float, delta: float, impute: bool) -> list[Key]:
+    dense = _minmax(_crosslingual(q, delta, len(q.vector) or 100))
+    bm = _minmax(q.bm25)
+    if impute:
+        bm = {**{k: v for k, v in dense.items() if q.other(k)}, **bm}
+    return _convex(bm, dense, alpha, (0.0, 0.0))
+
+
 def candidates() -> dict[str, Fusion]:
     """Every fusion measured, by name; alpha is the dense retriever's share."""
     out: dict[str, Fusion] = {}
     for a in ALPHAS:
-        out[f"rrf {a}"] = lambda b, v, s, q, a=a: _rrf([(_ranks(b), 1 - a), (_ranks(v), a)])
-        out[f"lang-rrf {a}"] = lambda b, v, s, q, a=a: _rrf([(_ranks(b), 1 - a), (_lang_ranks(v, s), a)])
-        out[f"minmax {a}"] = lambda b, v, s, q, a=a: _convex(_minmax(b), _minmax(v), a, (0.0, 0.0))
-        out[f"lang-minmax {a}"] = lambda b, v, s, q, a=a: _convex(_minmax(b), _by_script(v, s, _minmax), a, (0.0, 0.0))
-        out[f"tmm {a}"] = lambda b, v, s, q, a=a: _convex(_theoretical(b, 0.0), _theoretical(v, -1.0), a, (0.0, 0.0))
+        out[f"rrf {a}"] = lambda q, a=a: _rrf([(_ranks(q.bm25), 1 - a), (_ranks(q.vector), a)])
+        out[f"lang-rrf {a}"] = lambda q, a=a: _rrf([(_ranks(q.bm25), 1 - a), (_lang_ranks(q.vector, q.scripts), a)])
+        out[f"minmax {a}"] = lambda q, a=a: _convex(_minmax(q.bm25), _minmax(q.vector), a, (0.0, 0.0))
+        out[f"lang-minmax {a}"] = lambda q, a=a: _convex(
+            _minmax(q.bm25), _by_script(q.vector, q.scripts, _minmax), a, (0.0, 0.0)
+        )
+        out[f"tmm {a}"] = lambda q, a=a: _convex(_theoretical(q.bm25, 0.0), _theoretical(q.vector, -1.0), a, (0.0, 0.0))
 
-        def z(b: Ranked, v: Ranked, s: dict[Key, str], q: bool, a: float = a, lang: bool = False) -> list[Key]:
-            bz, vz = _zscore(b), (_by_script(v, s, _zscore) if lang else _zscore(v))
+        def z(q: Q, a: float = a, lang: bool = False) -> list[Key]:
+            bz, vz = _zscore(q.bm25), (_by_script(q.vector, q.scripts, _zscore) if lang else _zscore(q.vector))
             return _convex(bz, vz, a, (_zfloor(bz), _zfloor(vz)))
 
         out[f"zscore {a}"] = z
-        out[f"lang-zscore {a}"] = lambda b, v, s, q, a=a, z=z: z(b, v, s, q, a, True)
+        out[f"lang-zscore {a}"] = lambda q, a=a, z=z: z(q, a, True)
+        for delta in DELTAS:
+            for impute in (False, True):
+                tag = f"{'+imp' if impute else ''} d{delta}"
+                out[f"xl-rrf{tag} {a}"] = lambda q, a=a, d=delta, i=impute: _xl_rrf(q, a, d, i)
+                out[f"xl-minmax{tag} {a}"] = lambda q, a=a, d=delta, i=impute: _xl_minmax(q, a, d, i)
     return out
 
 
@@ -218,24 +283,52 @@ def _headline_rows(name: str, rows: list[tuple[int | None, dict[str, float]]]) -
     return {**mean(kept), "n": len(kept)}
 
 
-def score_set(data: dict[str, Any], fusions: dict[str, Fusion]) -> dict[str, dict[str, float]]:
-    """Mean metrics of every fusion, of BM25 and dense alone, and of the engine's hybrid, on one set."""
+def _monolingual(qid: str, qrels: dict[str, dict[str, float]]) -> tuple[str, dict[str, float]]:
+    """XQuAD-R as a vault whose other language lacks the answer: the Chinese sentences of the question's
+    paragraph are taken out of every list, and only the English answer is relevant. A fusion that lifts
+    the other script blindly pays for it here."""
+    english = {d: g for d, g in qrels[qid].items() if d.startswith("en-")}
+    paragraph = next(iter(english)).split("s")[0].removeprefix("en-")  # en-p000s03 -> p000
+    return f"docs/zh-{paragraph}", english
+
+
+def score_set(data: dict[str, Any], fusions: dict[str, Fusion], mono: bool = False) -> dict[str, dict[str, float]]:
+    """Mean metrics of every fusion, of BM25 and dense alone, and of the engine's hybrid, on one set
+    (`mono`: XQuAD-R with the answer in English only, see `_monolingual`)."""
     name = data["set"]
     units = SETS[name](0)
+    qrels = _qrels(DATA / "xquad_r_bilingual" / "qrels.tsv") if mono else {}
     rows: dict[str, list] = defaultdict(list)
     for unit, got in zip(units, data["units"], strict=True):
-        scripts = {(p, s, e): script for p, s, e, script in got["scripts"]}
+        scripts = {(p, s, e, n): script for p, s, e, n, script in got["scripts"]}
         for qid, _text, cat, query_cjk in got["queries"]:
             lists = got["lists"][qid]
-            bm = [((p, s, e), score) for p, s, e, score in lists["bm25"]]
-            vec = [((p, s, e), score) for p, s, e, score in lists["vector"]]
+            judge = unit.judge
+            if mono:
+                dropped, english = _monolingual(qid, qrels)
+                lists = {m: [h for h in hits if not h[0].startswith(dropped)] for m, hits in lists.items()}
+
+                def judge(qid: str, hits: list[dict[str, Any]], english: dict[str, float] = english) -> dict:
+                    ranked = [h["path"].removeprefix("docs/").removesuffix(".md") for h in hits]
+                    return doc_metrics(ranked, english)
+
+            def ranked_list(mode: str, lists: dict = lists) -> Ranked:
+                return [((p, s, e, n), score) for p, s, e, n, score in lists.get(mode, [])]
+
+            bm, vec = ranked_list("bm25"), ranked_list("vector")
+            by_script = {m.removeprefix("vector-"): ranked_list(m) for m in lists if m.startswith("vector-")}
+            if not by_script:  # cut from the one dense list
+                by_script = defaultdict(list)
+                for key, score in vec:
+                    by_script[scripts.get(key, "latin")].append((key, score))
+            q = Q(bm, vec, dict(by_script), scripts, "cjk" if query_cjk else "latin")
             ranked = {"bm25": [k for k, _ in bm], "vector": [k for k, _ in vec]}
-            ranked["engine hybrid"] = [(p, s, e) for p, s, e, _ in lists["hybrid"]]
+            ranked["engine hybrid"] = [(p, s, e, n) for p, s, e, n, _ in lists["hybrid"]]
             for label, fuse in fusions.items():
-                ranked[label] = fuse(bm, vec, scripts, query_cjk)
+                ranked[label] = fuse(q)
             for label, keys in ranked.items():
-                hits = [{"path": p, "start_line": s, "end_line": e} for p, s, e in _cap(keys, unit.per_doc)]
-                rows[label].append((cat, unit.judge(qid, hits)))
+                hits = [{"path": p, "start_line": s, "end_line": e} for p, s, e, _ in _cap(keys, unit.per_doc)]
+                rows[label].append((cat, judge(qid, hits)))
     return {label: _headline_rows(name, r) for label, r in rows.items()}
 
 
@@ -278,6 +371,8 @@ def main(argv: list[str]) -> dict[str, Any]:
         return {"sets": {}, "collected": list(data)}
     fusions = candidates()
     scores = {name: score_set(d, fusions) for name, d in data.items()}
+    if "xquad" in data:
+        scores["xquad-mono"] = score_set(data["xquad"], fusions, mono=True)
     labels = list(fusions)
     return {"depth": args.depth, "scores": scores, "loso": leave_one_out(scores, labels) if len(scores) > 1 else {}}
 
