@@ -30,6 +30,17 @@ def relevance_floor(name: str) -> float:
     return RELEVANCE_FLOORS.get(name, SEED_FLOOR)
 
 
+# a multilingual model's same-language bias, by the query's script: how much lower it scores a fact
+# written in the other script than the same fact in the query's (the median gap on our own 24 EN/ZH
+# pairs, `python -m bench crosslingual`; never fitted to a benchmark set). Search adds it to the
+# cosine of a note in the other script. Models not named here are not asked across scripts.
+SCRIPT_BIAS = {E5Embedder.name: {"latin": 0.054, "cjk": 0.120}}
+
+
+def script_bias(name: str, query_script: str) -> float | None:
+    return SCRIPT_BIAS.get(name, {}).get(query_script)
+
+
 def load_embedder(name: str | None = None, threads: int | None = None) -> Embedder:
     """The embedder for a name (default: `DEFAULT_EMBEDDER`); loading the weights waits for first use."""
     name = name or DEFAULT_EMBEDDER

@@ -30,6 +30,7 @@ from search.fusion import Fused, above_floor, cap_per_doc, rrf
 from search.hits import Hit, SearchResult
 from search.mmr import chunk_vectors, mmr
 from search.options import DATES_AUTO, SearchOptions
+from search.scripts import dense_top
 from search.snippet import make_snippet, match_terms
 from search.time import boost_factor, decay_factor, newest_daily, reweigh
 from vault.cjk import cjk_share
@@ -173,7 +174,7 @@ class Searcher:
                     return self._substring(query, opts, f"embedder unavailable: {exc}", terms)
                 reason = f"embedder unavailable, BM25 only: {exc}"
             else:
-                ranked["vector"] = self.index.vector_top(vector, depth, flt)
+                ranked["vector"] = dense_top(self.index, vector, query, depth, flt)
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
         if len(ranked) == 2:

@@ -197,3 +197,30 @@ def test_index_breaking_after_open_falls_back_to_substring(indexed):
         result = searcher.search("爬山", build_options(mode="bm25"))
     assert result.source == "substring" and "index failed" in result.reason
     assert result.hits[0].path == "daily/2026-10-01.md"
+
+
+def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cli):
+    """The model scores the Chinese answer below English near-misses (its same-language bias); the dense
+    retriever asks each script apart and raises the other script's cosines by the measured bias, so the
+    Chinese note is in the dense top 3 although more than 20 English notes outscore it on raw cosine."""
+    from indexer.embedders import SCRIPT_BIAS, load_embedder
+
+    services = ["search", "login", "invoice", "shipping", "chat", "analytics", "payroll", "catalog", "review",
+                "inventory", "booking", "ticketing", "profile", "reporting", "pricing", "refund", "tax",
+                "coupon", "loyalty", "audit", "export", "gateway", "mail", "wallet"]  # fmt: skip
+    stores = ["MySQL 8", "MongoDB", "Cassandra", "Redis", "DynamoDB", "CockroachDB"]
+    english = {f"notes/en{i}.md": f"We moved the {s} service to {stores[i % len(stores)]} last month.\n"
+               for i, s in enumerate(services)}  # fmt: skip
+    chinese = "我们决定把计费服务迁移到 PostgreSQL 16，因为它支持行级安全。\n"
+    for rel, text in {**english, "notes/zh.md": chinese}.items():
+        (layout.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (layout.root / rel).write_text(text, encoding="utf-8")
+    assert cli("index").returncode == 0
+    query = "Which database did we pick for the billing service?"
+    model = load_embedder()
+    raw = model.embed_passages([*english.values(), chinese]) @ model.embed_query(query)
+    assert (raw[:-1] > raw[-1]).sum() > 20  # plain dense retrieval at depth 20 would not see it
+    hits = _search(cli, "--mode", "vector", "--per-doc", "1", query)["hits"]
+    assert "notes/zh.md" in [h["path"] for h in hits[:3]]
+    found = next(h for h in hits if h["path"] == "notes/zh.md")
+    assert found["scores"]["vector"] == pytest.approx(raw[-1] + SCRIPT_BIAS[model.name]["latin"], abs=0.01)
