@@ -141,12 +141,17 @@ def _order(scores: dict[Key, float]) -> list[Key]:
     return sorted(scores, key=lambda k: (-scores[k], k))
 
 
-def _rrf(ranks: Sequence[tuple[dict[Key, int], float]], k: int = 60) -> list[Key]:
+def _rrf(ranks: Sequence[tuple[dict[Key, float], float]], k: int = 60, sign: int = 1) -> list[Key]:
+    """`sign=-1`: the second ranking holds negated ranks (so that `_per_script` keeps the best)."""
     scores: dict[Key, float] = defaultdict(float)
-    for ranking, weight in ranks:
+    for n, (ranking, weight) in enumerate(ranks):
         for key, rank in ranking.items():
-            scores[key] += weight / (k + rank)
+            scores[key] += weight / (k + (-rank if sign < 0 and n else rank))
     return _order(scores)
+
+
+def _neg_ranks(items: Ranked) -> dict[Key, float]:
+    return {key: -float(r) for r, (key, _) in enumerate(items, start=1)}
 
 
 def _ranks(items: Ranked) -> dict[Key, int]:
@@ -235,6 +240,15 @@ def _xl_minmax(q: Q, alpha: float, delta: float, impute: bool) -> list[Key]:
     return _convex(bm, dense, alpha, (0.0, 0.0))
 
 
+def _per_script(q: Q, normalise: Callable[[Ranked], dict[Key, float]]) -> dict[Key, float]:
+    """Each script's own dense list normalised on its own, so each script's best is 1: no bias to calibrate."""
+    out: dict[Key, float] = {}
+    for items in q.by_script.values():
+        for key, value in normalise(items).items():
+            out[key] = max(value, out.get(key, value))
+    return out
+
+
 def candidates() -> dict[str, Fusion]:
     """Every fusion measured, by name; alpha is the dense retriever's share."""
     out: dict[str, Fusion] = {}
@@ -245,6 +259,8 @@ def candidates() -> dict[str, Fusion]:
         out[f"lang-minmax {a}"] = lambda q, a=a: _convex(
             _minmax(q.bm25), _by_script(q.vector, q.scripts, _minmax), a, (0.0, 0.0)
         )
+        out[f"ps-minmax {a}"] = lambda q, a=a: _convex(_minmax(q.bm25), _per_script(q, _minmax), a, (0.0, 0.0))
+        out[f"ps-rrf {a}"] = lambda q, a=a: _rrf([(_ranks(q.bm25), 1 - a), (_per_script(q, _neg_ranks), a)], sign=-1)
         out[f"tmm {a}"] = lambda q, a=a: _convex(_theoretical(q.bm25, 0.0), _theoretical(q.vector, -1.0), a, (0.0, 0.0))
 
         def z(q: Q, a: float = a, lang: bool = False) -> list[Key]:

@@ -137,6 +137,9 @@ class Index:
         allowed = None if flt is None else self.manifest.slots_matching(flt)
         best = self.manifest.bm25.top(tokens, k, allowed)
         ids = self.manifest.ids_of_slots([slot for slot, _ in best])
+        lost = [slot for slot, _ in best if slot not in ids]
+        if lost:  # only a damaged manifest: postings and chunk rows are written in one transaction
+            raise sqlite3.DatabaseError(f"BM25 postings name chunk slot {lost[0]}, which has no chunk row")
         return sorted(((ids[slot], score) for slot, score in best), key=lambda item: (-item[1], item[0]))[:k]
 
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:

@@ -107,7 +107,7 @@ def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
         "depth": args.depth, "rrf_k": args.rrf_k, "w_vector": args.w_vector, "w_bm25": args.w_bm25,
         "from": args.date_from, "to": args.date_to, "kind": args.kind, "section": args.section,
         "tag": args.tag, "path": args.path, "min_similarity": args.min_similarity, "decay": args.decay,
-        "mmr": args.mmr, "dates": args.dates,
+        "mmr": args.mmr, "dates": args.dates, "fusion": args.fusion,
     }  # fmt: skip
     return {k: v for k, v in flags.items() if v is not None}
 
@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     from memvault.cli_exchange import add_exchange_commands
     from memvault.cli_extract import add_extract_commands
     from memvault.scopes import READ_SCOPES
-    from search.fusion import WEIGHTS
+    from search.fusion import FUSION, FUSIONS, WEIGHTS
     from search.hits import MODES
     from search.options import DATES
     from vault.templates import LANGS
@@ -278,9 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-similarity", help="relevance floor: drop hits whose cosine to the query is lower than this, "
                    "or than the model's calibrated floor (auto)")  # fmt: skip
     p.add_argument("--depth", type=int, help="candidates per retriever (default: max(20, limit))")
+    p.add_argument("--fusion", choices=FUSIONS, help="how the dense and BM25 rankings combine: minmax (each "
+                   "retriever's scores scaled to 0..1, then weighed) or rrf (reciprocal ranks; "
+                   f"default {FUSION})")  # fmt: skip
     p.add_argument("--rrf-k", type=int, default=60)
-    p.add_argument("--w-vector", type=float, help=f"RRF weight of the vector ranks (default {WEIGHTS['vector']})")
-    p.add_argument("--w-bm25", type=float, help=f"RRF weight of the BM25 ranks (default {WEIGHTS['bm25']})")
+    p.add_argument("--w-vector", type=float, help=f"weight of the dense ranking (default {WEIGHTS['vector']})")
+    p.add_argument("--w-bm25", type=float, help=f"weight of the BM25 ranking (default {WEIGHTS['bm25']})")
     p.add_argument("--from", dest="date_from", help="notes dated on or after YYYY-MM-DD")
     p.add_argument("--to", dest="date_to", help="notes dated on or before YYYY-MM-DD")
     p.add_argument("--kind", action="append", choices=KINDS, help="daily, memory or other (repeatable)")

@@ -26,7 +26,7 @@ from indexer.vectors import StoreError
 from search.corrections import follow_corrections
 from search.dates import DateWords, read_dates
 from search.fallback import substring_search
-from search.fusion import Fused, above_floor, cap_per_doc, rrf
+from search.fusion import Fused, above_floor, cap_per_doc, convex, rrf
 from search.hits import Hit, SearchResult
 from search.mmr import chunk_vectors, mmr
 from search.options import DATES_AUTO, SearchOptions
@@ -178,7 +178,8 @@ class Searcher:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
         if len(ranked) == 2:
-            fused = rrf(ranked, {"vector": opts.w_vector * share, "bm25": opts.w_bm25}, opts.rrf_k)
+            weights = {"vector": opts.w_vector * share, "bm25": opts.w_bm25}
+            fused = convex(ranked, weights) if opts.fusion == "minmax" else rrf(ranked, weights, opts.rrf_k)
             source = "hybrid"
         else:
             source, items = next(iter(ranked.items()))

@@ -12,6 +12,8 @@ RRF_K = 60
 # BM25-leaning, chosen by `python -m bench matrix`: with e5-small-q4 it was the only pair of the grid whose hybrid
 # was at least as good as the better single retriever on all three sets (bench/results/README.md)
 WEIGHTS = {"vector": 0.2, "bm25": 0.8}
+FUSIONS = ("minmax", "rrf")
+FUSION = "rrf"
 
 
 def rrf(
@@ -34,6 +36,26 @@ def rrf(
 
 
 Fused = tuple[str, float, dict[str, int], dict[str, float]]
+
+
+def convex(
+    ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS
+) -> list[Fused]:
+    """A weighted sum of each retriever's scores, min-max normalised over its own list (the best it
+    found 1, the last it kept 0; a chunk it did not find 0); returns what `rrf` returns."""
+    fused: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for source, items in ranked.items():
+        weight = weights.get(source, 1.0)
+        values = [score for _, score in items]
+        low, span = (min(values), max(values) - min(values)) if values else (0.0, 0.0)
+        for rank, (item_id, score) in enumerate(items, start=1):
+            fused[item_id] = fused.get(item_id, 0.0) + weight * ((score - low) / span if span > 0 else 1.0)
+            ranks.setdefault(item_id, {})[source] = rank
+            scores.setdefault(item_id, {})[source] = score
+    order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
+    return [(i, fused[i], ranks[i], scores[i]) for i in order]
 
 
 def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:

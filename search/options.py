@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.filters import KINDS, FilterSpec
-from search.fusion import RRF_K, WEIGHTS
+from search.fusion import FUSION, FUSIONS, RRF_K, WEIGHTS
 from search.hits import MODES
 from vault.errors import UsageError
 from vault.paths import parse_date
@@ -25,7 +25,7 @@ PUBLIC_KEYS = {
     "mode": "mode", "limit": "limit", "per_doc": "per_doc", "threshold": "threshold", "depth": "depth",
     "rrf_k": "rrf_k", "w_vector": "w_vector", "w_bm25": "w_bm25", "from": "date_from", "to": "date_to",
     "kind": "kind", "section": "section", "tag": "tag", "path": "path", "min_similarity": "min_similarity",
-    "decay": "decay", "mmr": "mmr", "dates": "dates",
+    "decay": "decay", "mmr": "mmr", "dates": "dates", "fusion": "fusion",
 }  # fmt: skip
 # how date words in a query act. `auto` (the default) is the measured choice, boost: on LoCoMo it
 # raised nDCG@10 of categories 1-4 from 0.712 to 0.731 (filter: 0.730, and lower R@100), and left
@@ -51,6 +51,7 @@ class SearchOptions:
     decay: float | None = None  # half-life in days of daily-note hits (search.time); None: no decay
     mmr: float | None = None  # MMR lambda, 0..1 (search.mmr); None: the fused order
     dates: str = "auto"  # date words in the query: auto (DATES_AUTO), boost, filter or off (search.dates)
+    fusion: str = FUSION  # how the two rankings combine: minmax (normalised scores) or rrf (ranks)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -70,6 +71,8 @@ class SearchOptions:
             raise UsageError("mmr is a lambda from 0 (most diverse) to 1 (the fused order)")
         if self.dates not in DATES:
             raise UsageError(f"{self.dates!r}: dates is one of {', '.join(DATES)}")
+        if self.fusion not in FUSIONS:
+            raise UsageError(f"{self.fusion!r}: fusion is one of {', '.join(FUSIONS)}")
 
     def to_public(self) -> dict[str, Any]:
         """The public keys that rebuild these options through `options_from`."""
@@ -80,6 +83,7 @@ class SearchOptions:
             "from": f.date_from and f.date_from.isoformat(), "to": f.date_to and f.date_to.isoformat(),
             "kind": list(f.kinds) or None, "section": f.section, "tag": f.tag, "path": f.path_prefix,
             "min_similarity": self.min_similarity, "decay": self.decay, "mmr": self.mmr, "dates": self.dates,
+            "fusion": self.fusion,
         }  # fmt: skip
         return {k: v for k, v in out.items() if v is not None}
 
@@ -103,6 +107,7 @@ def build_options(
     decay: float | None = None,
     mmr: float | None = None,
     dates: str | None = None,
+    fusion: str | None = None,
 ) -> SearchOptions:
     """One place that turns CLI flags, batch-line keys and API keywords into `SearchOptions`."""
     kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
@@ -126,7 +131,7 @@ def build_options(
     return SearchOptions(
         mode, int(limit), depth, int(per_doc), threshold, int(rrf_k), float(w_vector), float(w_bm25), flt, floor,
         None if decay is None else float(decay), None if mmr is None else float(mmr),
-        SearchOptions.dates if dates is None else str(dates),
+        SearchOptions.dates if dates is None else str(dates), SearchOptions.fusion if fusion is None else str(fusion),
     )  # fmt: skip
 
 
