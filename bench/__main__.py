@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--modes", default="bm25,vector,hybrid,substring")
     q.add_argument("--search-options", type=_runs, metavar="JSON|NAME",
                    help='runs instead of modes: {"label": {search options}, ...} or a preset (time)')  # fmt: skip
+    q.add_argument("--keep", type=Path, metavar="DIR", help="index into DIR/<set>/<n> and keep it for the next run")
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
         from bench import quality as module
 
-        report = module.main(args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options)
+        report = module.main(
+            args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options, args.keep
+        )
     else:  # speed, matrix, recall and throughput parse their own flags
         module = importlib.import_module(f"bench.{args.what}")
         report = module.main(rest)

@@ -240,6 +240,20 @@ def _xl_minmax(q: Q, alpha: float, delta: float, impute: bool) -> list[Key]:
     return _convex(bm, dense, alpha, (0.0, 0.0))
 
 
+def _xl_zscore(q: Q, alpha: float, delta: float) -> list[Key]:
+    dense, bm = _zscore(_crosslingual(q, delta, len(q.vector) or 100)), _zscore(q.bm25)
+    return _convex(bm, dense, alpha, (_zfloor(bm), _zfloor(dense)))
+
+
+def _agreeing(q: Q, alpha: float) -> list[Key]:
+    """Query-adaptive: the dense share moves with how much the two top-20 lists agree (alpha when they
+    share half), on min-max scores over the cross-script dense list."""
+    top_b, top_v = {k for k, _ in q.bm25[:20]}, {k for k, _ in q.vector[:20]}
+    overlap = len(top_b & top_v) / 20
+    share = min(0.9, max(0.1, alpha + 0.4 * (overlap - 0.5)))
+    return _xl_minmax(q, share, 0.05, False)
+
+
 def _per_script(q: Q, normalise: Callable[[Ranked], dict[Key, float]]) -> dict[Key, float]:
     """Each script's own dense list normalised on its own, so each script's best is 1: no bias to calibrate."""
     out: dict[Key, float] = {}
@@ -252,6 +266,8 @@ def _per_script(q: Q, normalise: Callable[[Ranked], dict[Key, float]]) -> dict[K
 def candidates() -> dict[str, Fusion]:
     """Every fusion measured, by name; alpha is the dense retriever's share."""
     out: dict[str, Fusion] = {}
+    for delta in DELTAS:  # the dense retriever alone, across scripts
+        out[f"xl-dense d{delta}"] = lambda q, d=delta: [k for k, _ in _crosslingual(q, d, len(q.vector) or 100)]
     for a in ALPHAS:
         out[f"rrf {a}"] = lambda q, a=a: _rrf([(_ranks(q.bm25), 1 - a), (_ranks(q.vector), a)])
         out[f"lang-rrf {a}"] = lambda q, a=a: _rrf([(_ranks(q.bm25), 1 - a), (_lang_ranks(q.vector, q.scripts), a)])
@@ -269,7 +285,9 @@ def candidates() -> dict[str, Fusion]:
 
         out[f"zscore {a}"] = z
         out[f"lang-zscore {a}"] = lambda q, a=a, z=z: z(q, a, True)
+        out[f"adaptive {a}"] = lambda q, a=a: _agreeing(q, a)
         for delta in DELTAS:
+            out[f"xl-zscore d{delta} {a}"] = lambda q, a=a, d=delta: _xl_zscore(q, a, d)
             for impute in (False, True):
                 tag = f"{'+imp' if impute else ''} d{delta}"
                 out[f"xl-rrf{tag} {a}"] = lambda q, a=a, d=delta, i=impute: _xl_rrf(q, a, d, i)
@@ -308,7 +326,9 @@ def _monolingual(qid: str, qrels: dict[str, dict[str, float]]) -> tuple[str, dic
     return f"docs/zh-{paragraph}", english
 
 
-def score_set(data: dict[str, Any], fusions: dict[str, Fusion], mono: bool = False) -> dict[str, dict[str, float]]:
+def score_set(
+    data: dict[str, Any], fusions: dict[str, Fusion], mono: bool = False, cut: int = 0
+) -> dict[str, dict[str, float]]:
     """Mean metrics of every fusion, of BM25 and dense alone, and of the engine's hybrid, on one set
     (`mono`: XQuAD-R with the answer in English only, see `_monolingual`)."""
     name = data["set"]
@@ -329,7 +349,8 @@ def score_set(data: dict[str, Any], fusions: dict[str, Fusion], mono: bool = Fal
                     return doc_metrics(ranked, english)
 
             def ranked_list(mode: str, lists: dict = lists) -> Ranked:
-                return [((p, s, e, n), score) for p, s, e, n, score in lists.get(mode, [])]
+                items = [((p, s, e, n), score) for p, s, e, n, score in lists.get(mode, [])]
+                return items[:cut] if cut else items
 
             bm, vec = ranked_list("bm25"), ranked_list("vector")
             by_script = {m.removeprefix("vector-"): ranked_list(m) for m in lists if m.startswith("vector-")}
@@ -379,6 +400,7 @@ def main(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "memvault-bench" / "fusion",
                         help="kept vaults and their lists (reused by the next run)")  # fmt: skip
     parser.add_argument("--depth", type=int, default=100, help="candidates read from each retriever")
+    parser.add_argument("--cut", type=int, default=20, help="fuse each list's top N (search's default depth: 20)")
     parser.add_argument("--collect-only", action="store_true", help="index and read the lists, score nothing")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -386,11 +408,12 @@ def main(argv: list[str]) -> dict[str, Any]:
     if args.collect_only:
         return {"sets": {}, "collected": list(data)}
     fusions = candidates()
-    scores = {name: score_set(d, fusions) for name, d in data.items()}
+    scores = {name: score_set(d, fusions, cut=args.cut) for name, d in data.items()}
     if "xquad" in data:
-        scores["xquad-mono"] = score_set(data["xquad"], fusions, mono=True)
+        scores["xquad-mono"] = score_set(data["xquad"], fusions, mono=True, cut=args.cut)
     labels = list(fusions)
-    return {"depth": args.depth, "scores": scores, "loso": leave_one_out(scores, labels) if len(scores) > 1 else {}}
+    loso = leave_one_out(scores, labels) if len(scores) > 1 else {}
+    return {"depth": args.depth, "cut": args.cut, "scores": scores, "loso": loso}
 
 
 def table(report: dict[str, Any]) -> str:

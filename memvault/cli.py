@@ -278,9 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-similarity", help="relevance floor: drop hits whose cosine to the query is lower than this, "
                    "or than the model's calibrated floor (auto)")  # fmt: skip
     p.add_argument("--depth", type=int, help="candidates per retriever (default: max(20, limit))")
-    p.add_argument("--fusion", choices=FUSIONS, help="how the dense and BM25 rankings combine: minmax (each "
-                   "retriever's scores scaled to 0..1, then weighed) or rrf (reciprocal ranks; "
-                   f"default {FUSION})")  # fmt: skip
+    p.add_argument("--fusion", choices=FUSIONS, help="how the dense and BM25 rankings combine: zscore or minmax "
+                   "(each retriever's scores normalised over its own list, then weighed) or rrf (reciprocal "
+                   f"ranks); default {FUSION}")  # fmt: skip
     p.add_argument("--rrf-k", type=int, default=60)
     p.add_argument("--w-vector", type=float, help=f"weight of the dense ranking (default {WEIGHTS['vector']})")
     p.add_argument("--w-bm25", type=float, help=f"weight of the BM25 ranking (default {WEIGHTS['bm25']})")

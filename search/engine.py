@@ -174,12 +174,16 @@ class Searcher:
                     return self._substring(query, opts, f"embedder unavailable: {exc}", terms)
                 reason = f"embedder unavailable, BM25 only: {exc}"
             else:
-                ranked["vector"] = dense_top(self.index, vector, query, depth, flt)
+                ranked["vector"] = (  # across scripts in the fusion; `--mode vector` is the model's own ranking
+                    dense_top(self.index, vector, query, depth, flt)
+                    if opts.mode == "hybrid"
+                    else self.index.vector_top(vector, depth, flt)
+                )
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
         if len(ranked) == 2:
             weights = {"vector": opts.w_vector * share, "bm25": opts.w_bm25}
-            fused = convex(ranked, weights) if opts.fusion == "minmax" else rrf(ranked, weights, opts.rrf_k)
+            fused = rrf(ranked, weights, opts.rrf_k) if opts.fusion == "rrf" else convex(ranked, weights, opts.fusion)
             source = "hybrid"
         else:
             source, items = next(iter(ranked.items()))

@@ -6,13 +6,14 @@ ranks matter, `w / (k + rank)` summed over the retrievers that found a chunk.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 RRF_K = 60
 # BM25-leaning, chosen by `python -m bench matrix`: with e5-small-q4 it was the only pair of the grid whose hybrid
 # was at least as good as the better single retriever on all three sets (bench/results/README.md)
 WEIGHTS = {"vector": 0.2, "bm25": 0.8}
-FUSIONS = ("minmax", "rrf")
+FUSIONS = ("zscore", "minmax", "rrf")
 FUSION = "rrf"
 
 
@@ -38,22 +39,41 @@ def rrf(
 Fused = tuple[str, float, dict[str, int], dict[str, float]]
 
 
+def _minmax(values: Sequence[float]) -> tuple[list[float], float]:
+    """The best score a retriever kept becomes 1, the last 0; a chunk it did not keep counts 0."""
+    low, high = min(values), max(values)
+    return [(v - low) / (high - low) if high > low else 1.0 for v in values], 0.0
+
+
+def _zscore(values: Sequence[float]) -> tuple[list[float], float]:
+    """Standard scores over the retriever's own list; a chunk it did not keep counts as its last."""
+    if len(values) < 2:
+        return [0.0] * len(values), 0.0
+    z = [(v - statistics.fmean(values)) / (statistics.pstdev(values) or 1.0) for v in values]
+    return z, min(z)
+
+
+NORMALISE = {"minmax": _minmax, "zscore": _zscore}
+
+
 def convex(
-    ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS
+    ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS, how: str = "zscore"
 ) -> list[Fused]:
-    """A weighted sum of each retriever's scores, min-max normalised over its own list (the best it
-    found 1, the last it kept 0; a chunk it did not find 0); returns what `rrf` returns."""
-    fused: dict[str, float] = {}
+    """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`);
+    returns what `rrf` returns, the fused score first."""
+    normal: dict[str, dict[str, float]] = {}
+    absent: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, float]] = {}
     for source, items in ranked.items():
-        weight = weights.get(source, 1.0)
-        values = [score for _, score in items]
-        low, span = (min(values), max(values) - min(values)) if values else (0.0, 0.0)
+        values, absent[source] = NORMALISE[how]([score for _, score in items]) if items else ([], 0.0)
+        normal[source] = {item_id: value for (item_id, _), value in zip(items, values, strict=True)}
         for rank, (item_id, score) in enumerate(items, start=1):
-            fused[item_id] = fused.get(item_id, 0.0) + weight * ((score - low) / span if span > 0 else 1.0)
             ranks.setdefault(item_id, {})[source] = rank
             scores.setdefault(item_id, {})[source] = score
+    fused = {
+        item_id: sum(weights.get(s, 1.0) * normal[s].get(item_id, absent[s]) for s in ranked) for item_id in ranks
+    }
     order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
     return [(i, fused[i], ranks[i], scores[i]) for i in order]
 

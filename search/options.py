@@ -51,7 +51,7 @@ class SearchOptions:
     decay: float | None = None  # half-life in days of daily-note hits (search.time); None: no decay
     mmr: float | None = None  # MMR lambda, 0..1 (search.mmr); None: the fused order
     dates: str = "auto"  # date words in the query: auto (DATES_AUTO), boost, filter or off (search.dates)
-    fusion: str = FUSION  # how the two rankings combine: minmax (normalised scores) or rrf (ranks)
+    fusion: str = FUSION  # how the two rankings combine: zscore or minmax (normalised scores), or rrf (ranks)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
