@@ -39,18 +39,20 @@ def rrf(
 Fused = tuple[str, float, dict[str, int], dict[str, float]]
 
 
-def _minmax(values: Sequence[float]) -> tuple[list[float], float]:
-    """The best score a retriever kept becomes 1, the last 0; a chunk it did not keep counts 0."""
+def _minmax(values: Sequence[float]) -> list[float]:
+    """The best score a retriever kept becomes 1, the last 0 (and a chunk it did not keep)."""
     low, high = min(values), max(values)
-    return [(v - low) / (high - low) if high > low else 1.0 for v in values], 0.0
+    return [(v - low) / (high - low) if high > low else 1.0 for v in values]
 
 
-def _zscore(values: Sequence[float]) -> tuple[list[float], float]:
-    """Standard scores over the retriever's own list; a chunk it did not keep counts as its last."""
+def _zscore(values: Sequence[float]) -> list[float]:
+    """Standard scores over the retriever's own list, counted from its last (a chunk it did not keep
+    scores as the last): ranked as z-scores are, and never below 0, so the date boost and decay can
+    still scale a fused score."""
     if len(values) < 2:
-        return [0.0] * len(values), 0.0
-    z = [(v - statistics.fmean(values)) / (statistics.pstdev(values) or 1.0) for v in values]
-    return z, min(z)
+        return [1.0] * len(values)
+    spread = statistics.pstdev(values) or 1.0
+    return [(v - min(values)) / spread for v in values]
 
 
 NORMALISE = {"minmax": _minmax, "zscore": _zscore}
@@ -59,20 +61,19 @@ NORMALISE = {"minmax": _minmax, "zscore": _zscore}
 def convex(
     ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS, how: str = "zscore"
 ) -> list[Fused]:
-    """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`);
-    returns what `rrf` returns, the fused score first."""
+    """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`), a
+    chunk a retriever did not keep counting 0 for it; returns what `rrf` returns."""
     normal: dict[str, dict[str, float]] = {}
-    absent: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, float]] = {}
     for source, items in ranked.items():
-        values, absent[source] = NORMALISE[how]([score for _, score in items]) if items else ([], 0.0)
+        values = NORMALISE[how]([score for _, score in items]) if items else []
         normal[source] = {item_id: value for (item_id, _), value in zip(items, values, strict=True)}
         for rank, (item_id, score) in enumerate(items, start=1):
             ranks.setdefault(item_id, {})[source] = rank
             scores.setdefault(item_id, {})[source] = score
     fused = {
-        item_id: sum(weights.get(s, 1.0) * normal[s].get(item_id, absent[s]) for s in ranked) for item_id in ranks
+        item_id: sum(weights.get(s, 1.0) * normal[s].get(item_id, 0.0) for s in ranked) for item_id in ranks
     }
     order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
     return [(i, fused[i], ranks[i], scores[i]) for i in order]

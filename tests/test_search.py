@@ -237,6 +237,6 @@ def test_score_fusion_normalises_each_retriever_over_its_own_list():
     # a: .5*1 + 0; b: .5*.5 + .5*1; d: .5*0 + .5*0 ties c (0 + 0) and goes first on its better rank
     assert [(i, round(s, 3)) for i, s, _, _ in minmax] == [("b", 0.75), ("a", 0.5), ("d", 0.0), ("c", 0.0)]
     z = {i: s for i, s, _, _ in convex(ranked, {"bm25": 0.5, "vector": 0.5}, "zscore")}
-    # bm25 z: a 1.225, b 0, c -1.225 (absent: -1.225); vector z: b 1, d -1 (absent: -1)
-    assert z == pytest.approx({"a": 0.5 * 1.2247 - 0.5, "b": 0.5, "c": -1.1124, "d": -1.1124}, abs=1e-3)
+    # z-scores counted from each list's last: bm25 (sd 4.082) a 2.449, b 1.225, c 0; vector (sd .1) b 2, d 0
+    assert z == pytest.approx({"a": 1.2247, "b": 0.6124 + 1.0, "c": 0.0, "d": 0.0}, abs=1e-3)
     assert minmax[0][2:] == ({"bm25": 2, "vector": 1}, {"bm25": 5.0, "vector": 0.9})
