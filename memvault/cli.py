@@ -269,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_index_arguments(add("index", cmd_index, "bring the index up to date with the notes (incremental)"))
 
-    p = add("search", cmd_search, "hybrid search (vector + BM25, fused by RRF); substring when no index")
+    p = add("search", cmd_search, "hybrid search (dense + BM25, fused); substring when no index")
     p.add_argument("query", nargs="*", help="the query")
     p.add_argument("--mode", choices=MODES, default="hybrid")
     p.add_argument("--limit", type=int, default=10)
