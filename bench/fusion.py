@@ -400,7 +400,8 @@ def main(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "memvault-bench" / "fusion",
                         help="kept vaults and their lists (reused by the next run)")  # fmt: skip
     parser.add_argument("--depth", type=int, default=100, help="candidates read from each retriever")
-    parser.add_argument("--cut", type=int, default=20, help="fuse each list's top N (search's default depth: 20)")
+    parser.add_argument("--cut", type=int, default=20,
+                        help="fuse each list's top N (search's default depth: 20; 0: all `--depth`)")  # fmt: skip
     parser.add_argument("--collect-only", action="store_true", help="index and read the lists, score nothing")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -411,7 +412,7 @@ def main(argv: list[str]) -> dict[str, Any]:
     scores = {name: score_set(d, fusions, cut=args.cut) for name, d in data.items()}
     if "xquad" in data:
         scores["xquad-mono"] = score_set(data["xquad"], fusions, mono=True, cut=args.cut)
-    labels = list(fusions)
+    labels = [label for label in fusions if not label.startswith("xl-dense")]  # fusions only
     loso = leave_one_out(scores, labels) if len(scores) > 1 else {}
     return {"depth": args.depth, "cut": args.cut, "scores": scores, "loso": loso}
 
