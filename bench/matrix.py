@@ -6,7 +6,7 @@ Per vault (through the real CLI, as `bench quality` does):
    re-tokenises the stored text only, and a bm25 batch;
 2. embedders: for each, `memvault index --embedder E --tokenizer HT` (a full
    rebuild, timed: that is the end-to-end index throughput), then vector and
-   hybrid at each RRF weight pair, and bm25 once.
+   hybrid at each weight pair (of `--fusion`, default the search default), and bm25 once.
 Sets run in the order given, so a stopped run still has whole sets.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 from bench.datasets import SETS
 from bench.quality import ask, copy_vault, index, summarise
 from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from search.fusion import FUSION, FUSIONS
 
 EMBEDDERS = "minilm-l6-int8,use-m3,e5-small-q4"
 TOKENIZERS = "search,search+stem,search+stop,search+stop+stem,lcut,lcut+stem,lcut+stop,lcut+stop+stem"
@@ -30,12 +31,13 @@ WEIGHTS = "0.7:0.3,0.6:0.4,0.5:0.5,0.4:0.6,0.3:0.7,0.2:0.8"
 
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench matrix")
-    p.add_argument("--sets", default="cmrc,locomo,scifact")
+    p.add_argument("--sets", default="cmrc,locomo,scifact,xquad")
     p.add_argument("--quick", type=int, nargs="?", const=30, default=0, help="sample N queries per set")
     p.add_argument("--embedders", default=EMBEDDERS)
     p.add_argument("--tokenizers", default=TOKENIZERS, help="variants for the bm25 rows ('' to skip)")
     p.add_argument("--hybrid-tokenizer", default="", help="tokenizer of the embedder indexes (default: the default)")
     p.add_argument("--weights", default=WEIGHTS, help="w_vector:w_bm25 pairs for the hybrid rows")
+    p.add_argument("--fusion", default=FUSION, choices=FUSIONS, help="the hybrid rows' fusion")
     return p.parse_args(argv)
 
 
@@ -59,7 +61,8 @@ def run_set(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             summary, index_s = index(vault, "--embedder", embedder, *tok_flags)
             runs: dict[str, dict[str, Any]] = {f"{embedder} vector": {"mode": "vector"}}
             for wv, wb in weights:
-                runs[f"{embedder} hybrid {wv:g}/{wb:g}"] = {"mode": "hybrid", "w_vector": wv, "w_bm25": wb}
+                runs[f"{embedder} hybrid {wv:g}/{wb:g}"] = {"mode": "hybrid", "w_vector": wv, "w_bm25": wb,
+                                                            "fusion": args.fusion}  # fmt: skip
             if number == 0:
                 runs["bm25 (hybrid tokenizer)"] = {"mode": "bm25"}
             rows, search_s = ask(unit, vault, runs, tmp)
@@ -87,7 +90,7 @@ def main(argv: list[str]) -> dict[str, Any]:
 
 def table(report: dict[str, Any]) -> str:
     """nDCG@10 and R@10 per row label, and index throughput per embedder."""
-    lines = ["| set | run | nDCG@10 | R@10 | R@100 | queries |", "|---|---|---|---|---|---|"]
+    lines = ["| set | run | nDCG@10 | R@10 | R@100 | other language in top 10 | queries |", "|---" * 7 + "|"]
     speed = ["| set | embedder | chunks embedded | index s | chunks/s | search s |", "|---|---|---|---|---|---|"]
     for name, data in report["sets"].items():
         for label, metrics in data["metrics"].items():
@@ -96,7 +99,7 @@ def table(report: dict[str, Any]) -> str:
                 if m.get("n"):
                     lines.append(
                         f"| {f'{name} {group}'.strip()} | {label} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} "
-                        f"| {m['recall@100']:.3f} | {m['n']} |"
+                        f"| {m['recall@100']:.3f} | {m.get('other@10', float('nan')):.3f} | {m['n']} |"
                     )
         for what, cost in data["speed"].items():
             if cost.get("index_s"):
