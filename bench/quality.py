@@ -149,10 +149,9 @@ def table(report: dict[str, Any]) -> str:
                 if not m.get("n"):
                     continue
                 set_name = f"{name} {label}".strip()
+                other = f"{m['other@10']:.3f}" if "other@10" in m else ""
                 lines.append(
                     f"| {set_name} | {mode} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} | {m['recall@100']:.3f} "
-                    f"| {m['mrr@10']:.3f} | {m['other@10']:.3f} | {m['n']} |"
-                    if "other@10" in m
-                    else f"| {m['mrr@10']:.3f} | | {m['n']} |"
+                    f"| {m['mrr@10']:.3f} | {other} | {m['n']} |"
                 )
     return "\n".join(lines)
