@@ -12,8 +12,8 @@
 
 Recall is a cascade, and the answer names the tier that answered. `dense` means hybrid hits
 (ranked by fusion, which measured best) whose cosine to the query reaches the model's relevance
-floor, when at least 3 pass. `keyword` means BM25 hits, when at least 2 hold two of the query's
-words or more. `recent` means too little was found: the few hits the first two tiers did find, then the
+floor, when at least 3 pass. `keyword` means hybrid hits below the floor, when at least 2 hold two
+of the query's words or more. `recent` means too little was found: the few hits the first two tiers did find, then the
 newest daily entries, so the agent sees what happened last.
 """
 
@@ -111,7 +111,9 @@ def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     dense_hits = dense.hits if dense.floor is not None else []
     if len(dense_hits) >= DENSE_AT_LEAST:
         return "dense", _items(dense_hits)
-    keyword_hits = _matching(rt.search(q, build_options(mode="bm25", limit=RECALL_ITEMS)))
+    # hybrid order, not BM25's: with the z-score fusion hybrid search recalled more evidence than the
+    # BM25-ranked keyword tier did (LoCoMo, bench/results/README.md, issue 18); the two-word test still gates
+    keyword_hits = _matching(rt.search(q, build_options(limit=RECALL_ITEMS)))
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
         return "keyword", _items(keyword_hits)
     found = _items([*dense_hits, *keyword_hits])
