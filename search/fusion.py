@@ -56,8 +56,8 @@ def _zscore(values: Sequence[float]) -> list[float]:
     still scale a fused score."""
     if len(values) < 2:
         return [1.0] * len(values)
-    spread = statistics.pstdev(values) or 1.0
-    return [(v - min(values)) / spread for v in values]
+    low, spread = min(values), statistics.pstdev(values) or 1.0
+    return [(v - low) / spread for v in values]
 
 
 NORMALISE = {"minmax": _minmax, "zscore": _zscore}
