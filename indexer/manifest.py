@@ -78,6 +78,8 @@ class Manifest:
                             f"({cache.size()} cached vectors kept)")
                 cache.close()
                 self.recreate()
+            elif schema in OLDER:  # a reader: the next writer rebuilds it
+                raise IndexUnavailable(f"{path.parent}: the index format changed; run `memvault index`")
             elif schema != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"schema {schema!r}, expected {SCHEMA_VERSION!r}")
             elif create and not self.created:

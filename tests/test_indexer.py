@@ -304,6 +304,8 @@ def test_a_second_format_index_is_rebuilt_from_its_cached_vectors_with_each_chun
     with _open(vault, model) as index:
         reconcile(index)
         index.manifest.set_meta("schema", "2")
+    with pytest.raises(IndexUnavailable, match="index format changed; run `memvault index`"):
+        Manifest(vault.state_dir / "manifest.sqlite", create=False)  # a reader leaves it to the next writer
     with _open(vault, model) as index:
         stats = reconcile(index)
         assert "index format changed" in caplog.text
