@@ -41,3 +41,24 @@ def test_span_metrics_judge_by_line_range():
 
 def test_mean():
     assert mean([{"a": 1.0}, {"a": 0.0}]) == {"a": 0.5}
+
+
+def test_the_fusion_rule_picks_the_best_worst_margin_and_scores_it_on_the_set_left_out():
+    from bench.fusion import leave_one_out
+
+    def row(ndcg: float) -> dict[str, float]:
+        return {"ndcg@10": ndcg}
+
+    # the better single retriever: a 0.5, b 0.7, c 0.6
+    scores = {
+        "a": {"bm25": row(0.5), "vector": row(0.4), "steady": row(0.52), "spiky": row(0.60)},
+        "b": {"bm25": row(0.6), "vector": row(0.7), "steady": row(0.72), "spiky": row(0.65)},
+        "c": {"bm25": row(0.6), "vector": row(0.5), "steady": row(0.61), "spiky": row(0.70)},
+    }
+    out = leave_one_out(scores, ["steady", "spiky"])
+    # steady's worst margin +0.01 beats spiky's -0.05, although spiky wins two sets by more
+    assert out["chosen"] == "steady"
+    assert out["margins"] == pytest.approx({"a": 0.02, "b": 0.02, "c": 0.01})
+    # left out b, the rule sees only a and c, where spiky never falls below: it picks spiky and pays on b
+    assert out["folds"]["b"]["chosen"] == "spiky" and out["folds"]["b"]["margin"] == pytest.approx(-0.05)
+    assert out["folds"]["a"]["chosen"] == "steady"
