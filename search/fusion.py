@@ -9,7 +9,7 @@ of its answer counts for more than one that ranks near-ties. Weighted Reciprocal
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 RRF_K = 60
 # Chosen by `python -m bench fusion` (bench/results/README.md, issue 18): z-scores at equal weights, with
@@ -28,13 +28,24 @@ def rrf(
     k: int = RRF_K,
 ) -> list[tuple[str, float, dict[str, int], dict[str, float]]]:
     """Fuse ranked lists of (id, score); returns (id, fused score, ranks, raw scores), best first."""
+    return _fuse(ranked, weights, lambda w, scores: [w / (k + rank) for rank in range(1, len(scores) + 1)])
+
+
+def _fuse(
+    ranked: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float],
+    terms: Callable[[float, list[float]], list[float]],
+) -> list[tuple[str, float, dict[str, int], dict[str, float]]]:
+    """The sum over retrievers of what `terms` makes of each one's weight and list (a chunk a
+    retriever did not keep adds nothing), best first; ties go to the better rank, then the id."""
     fused: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, float]] = {}
     for source, items in ranked.items():
         weight = weights.get(source, 1.0)
-        for rank, (item_id, score) in enumerate(items, start=1):
-            fused[item_id] = fused.get(item_id, 0.0) + weight / (k + rank)
+        values = terms(weight, [score for _, score in items]) if items else []
+        for rank, ((item_id, score), term) in enumerate(zip(items, values, strict=True), start=1):
+            fused[item_id] = fused.get(item_id, 0.0) + term
             ranks.setdefault(item_id, {})[source] = rank
             scores.setdefault(item_id, {})[source] = score
     order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
@@ -68,20 +79,7 @@ def convex(
 ) -> list[Fused]:
     """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`), a
     chunk a retriever did not keep counting 0 for it; returns what `rrf` returns."""
-    normal: dict[str, dict[str, float]] = {}
-    ranks: dict[str, dict[str, int]] = {}
-    scores: dict[str, dict[str, float]] = {}
-    for source, items in ranked.items():
-        values = NORMALISE[how]([score for _, score in items]) if items else []
-        normal[source] = {item_id: value for (item_id, _), value in zip(items, values, strict=True)}
-        for rank, (item_id, score) in enumerate(items, start=1):
-            ranks.setdefault(item_id, {})[source] = rank
-            scores.setdefault(item_id, {})[source] = score
-    fused = {
-        item_id: sum(weights.get(s, 1.0) * normal[s].get(item_id, 0.0) for s in ranked) for item_id in ranks
-    }
-    order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
-    return [(i, fused[i], ranks[i], scores[i]) for i in order]
+    return _fuse(ranked, weights, lambda w, scores: [w * v for v in NORMALISE[how](scores)])
 
 
 def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:
