@@ -24,6 +24,7 @@ from typing import Any
 from bench.datasets import DATA, SETS, Unit, _qrels
 from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
+from search.fusion import cap_per_doc
 from vault.cjk import cjk_share, script_of
 
 Key = tuple[str, int, int, str]  # path, lines and snippet: a chunk (a long line is cut into several chunks)
@@ -298,19 +299,6 @@ def candidates() -> dict[str, Fusion]:
 # --- scoring ---------------------------------------------------------------------------------
 
 
-def _cap(keys: list[Key], per_doc: int, limit: int = 100) -> list[Key]:
-    seen: dict[str, int] = defaultdict(int)
-    out = []
-    for key in keys:
-        if per_doc and seen[key[0]] >= per_doc:
-            continue
-        seen[key[0]] += 1
-        out.append(key)
-        if len(out) >= limit:
-            break
-    return out
-
-
 def _headline_rows(name: str, rows: list[tuple[int | None, dict[str, float]]]) -> dict[str, float]:
     """LoCoMo's headline is categories 1-4 (5 is adversarial: no answer in the conversation)."""
     kept = [m for c, m in rows if name != "locomo" or c in (1, 2, 3, 4)]
@@ -364,7 +352,8 @@ def score_set(
             for label, fuse in fusions.items():
                 ranked[label] = fuse(q)
             for label, keys in ranked.items():
-                hits = [{"path": p, "start_line": s, "end_line": e} for p, s, e, _ in _cap(keys, unit.per_doc)]
+                kept = cap_per_doc(((key, key[0]) for key in keys), unit.per_doc, 100)
+                hits = [{"path": p, "start_line": s, "end_line": e} for p, s, e, _ in kept]
                 rows[label].append((cat, judge(qid, hits)))
     return {label: _headline_rows(name, r) for label, r in rows.items()}
 
