@@ -30,8 +30,10 @@ from indexer.vectors import StoreError
 from vault.model import Chunk
 
 log = logging.getLogger("memvault")
-SCHEMA_VERSION = "3"
-OLDER = ("1", "2")  # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18)
+SCHEMA_VERSION = "4"
+# rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18), "3" kept a
+# row per posting
+OLDER = ("1", "2", "3")
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
 _SCHEMA = """
@@ -43,7 +45,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
     section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
-    length INTEGER NOT NULL, terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL);
+    terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
@@ -64,6 +66,7 @@ class Manifest:
         self.path = path
         self.created = False
         self.damaged = False  # it was unreadable and has been recreated (and said so)
+        self.upgraded = False  # it was in an older format and has been recreated (and said so)
         self._ino: tuple[int, int] | None = None
         self.depth = 0  # transactions open (see `transaction`)
         if not create and not path.exists():
@@ -78,6 +81,7 @@ class Manifest:
                             f"({cache.size()} cached vectors kept)")
                 cache.close()
                 self.recreate()
+                self.upgraded = True
             elif schema in OLDER:  # a reader: the next writer rebuilds it
                 raise IndexUnavailable(f"{path.parent}: the index format changed; run `memvault index`")
             elif schema != SCHEMA_VERSION:
@@ -116,7 +120,7 @@ class Manifest:
             raise sqlite3.DatabaseError(f"integrity check failed: {' '.join(found.split())[:200]}")
         bad = self.db.execute(
             "SELECT COUNT(*) FROM chunks WHERE NOT json_valid(heading) OR (tags IS NOT NULL AND NOT json_valid(tags))"
-            " OR typeof(terms) != 'blob' OR length(terms) % 4 != 0"
+            " OR typeof(terms) != 'blob' OR length(terms) = 0"
         )
         count = bad.fetchone()[0]
         if count:
@@ -184,7 +188,7 @@ class Manifest:
                 packed, added = bm25.add(self.db, docs)
                 touched |= added
                 rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
-                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                     (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
@@ -198,7 +202,7 @@ class Manifest:
             bm25.clear(self.db)
             self.db.execute("DELETE FROM chunks")
             return set()
-        rows = self.db.execute("SELECT slot, terms, length FROM chunks WHERE path=?", (path,)).fetchall()
+        rows = self.db.execute("SELECT slot, terms FROM chunks WHERE path=?", (path,)).fetchall()
         touched = bm25.remove(self.db, rows) if rows else set()
         self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
         return touched
@@ -252,8 +256,8 @@ class Manifest:
                 for start in range(0, len(docs), 1000):
                     part = docs[start : start + 1000]
                     packed, _ = bm25.add(self.db, part)
-                    self.db.executemany("UPDATE chunks SET terms=?, length=? WHERE slot=?",
-                                        [(t, d.length, d.slot) for d, t in zip(part, packed, strict=True)])  # fmt: skip
+                    self.db.executemany("UPDATE chunks SET terms=? WHERE slot=?",
+                                        [(t, d.slot) for d, t in zip(part, packed, strict=True)])  # fmt: skip
         finally:
             self.bm25.changed()
 

@@ -78,6 +78,8 @@ def settle_writer(index: Index, recorded: str | None) -> None:
         manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
         if not manifest.damaged and not config.qdrant_url and index.edge_path.exists():
             log.warning(f"{manifest.path}: missing while a vector store exists; rebuilding the index")
+    if manifest.upgraded and not config.qdrant_url:  # the embedded store's layout may have changed too
+        index.reset("drop")  # (issue 17: vectors kept in their files, not in RAM); the cache refills it
     if recorded is not None and recorded != index.embedder.name:
         log.warning(f"embedder changed from {recorded} to {index.embedder.name}: rebuilding the index")
         index.reset("drop")

@@ -56,7 +56,7 @@ def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded
     tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
     heading = json.dumps(c.heading, ensure_ascii=False)
     return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
-            p.get("date"), tags, p.get("superseded"), pack_text(c.text), doc.length, terms, int(embedded),
+            p.get("date"), tags, p.get("superseded"), pack_text(c.text), terms, int(embedded),
             p["script"])  # fmt: skip
 
 

@@ -298,12 +298,15 @@ def test_a_first_format_manifest_is_rebuilt_and_its_cached_vectors_kept(tmp_path
 
 
 def test_a_second_format_index_is_rebuilt_from_its_cached_vectors_with_each_chunk_s_script(vault, model, caplog):
-    """Schema 2 had no chunk script (issue 18): the next writer rebuilds from the notes, asks the
-    model for nothing (every vector is cached), and the store's points can be filtered by script."""
+    """Schema 2 had no chunk script (issue 18), schema 3 kept a row per posting and its store's
+    vectors in RAM (issue 17): the next writer rebuilds both from the notes, asks the model for
+    nothing (every vector is cached), and the store's points can be filtered by script."""
     (vault.root / "daily/2026-11-02.md").write_text("# 周一\n\n我们决定把数据库迁移到 Postgres。\n", encoding="utf-8")
     with _open(vault, model) as index:
         reconcile(index)
         index.manifest.set_meta("schema", "2")
+    edge_config = vault.state_dir / "vectors" / "edge_config.json"
+    edge_config.write_text(edge_config.read_text().replace('"memory":"cold"', '"memory":"cached"'))
     with pytest.raises(IndexUnavailable, match="index format changed; run `memvault index`"):
         Manifest(vault.state_dir / "manifest.sqlite", create=False)  # a reader leaves it to the next writer
     with _open(vault, model) as index:
@@ -317,6 +320,7 @@ def test_a_second_format_index_is_rebuilt_from_its_cached_vectors_with_each_chun
         assert len(rows) == len(index.manifest.chunk_ids())  # every point is in exactly one script
         assert all((cjk_share(rows[cid].text) >= 0.5) == (s == "cjk") for s, ids in found.items() for cid in ids)
         assert "daily/2026-11-02.md" in {rows[cid].path for cid in found["cjk"]}
+    assert '"memory":"cold"' in edge_config.read_text()  # the store was made again, in today's layout
 
 
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])
