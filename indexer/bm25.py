@@ -21,6 +21,7 @@ import sqlite3
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -67,9 +68,10 @@ def _widen(blob: bytes, count: int) -> np.ndarray:
 def pack_ids(ids: Sequence[int]) -> bytes:
     """A document's sorted term ids, kept with it to remove it later: gaps, in the narrowest width
     (the first byte)."""
-    gaps = np.diff(np.asarray(ids, dtype=np.int64), prepend=0)
-    body = _narrow(gaps)
-    return bytes([len(body) // len(gaps) if len(gaps) else 1]) + body
+    gaps = [b - a for a, b in pairwise([0, *ids])]  # per chunk, on every write: plain ints beat numpy here
+    top = max(gaps, default=0)
+    width = 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4
+    return bytes([width]) + b"".join(g.to_bytes(width, "little") for g in gaps)
 
 
 def unpack_ids(packed: bytes) -> list[int]:
@@ -95,13 +97,9 @@ def add(db: sqlite3.Connection, docs: Sequence[Doc]) -> tuple[list[bytes], set[i
         df.update(held.keys())
         packed.append(pack_ids(sorted(held)))
     rows = []
-    for key, (offsets, tfs) in _rows(db, new).items():
-        extra = np.array(new[key], dtype=np.int64).reshape(-1, 2)
-        offsets, tfs = np.concatenate([offsets, extra[:, 0]]), np.concatenate([tfs, extra[:, 1]])
-        if np.any(offsets[1:] < offsets[:-1]):  # new slots mostly come last: already in order
-            order = np.argsort(offsets, kind="stable")
-            offsets, tfs = offsets[order], tfs[order]
-        rows.append((*key, offsets.astype(np.uint8).tobytes(), _narrow(tfs)))
+    for key, (slots, tfs) in _rows(db, new).items():
+        extra = sorted(new[key])
+        rows.append((*key, *(_append(slots, tfs, extra) or _merge(slots, tfs, extra))))
     db.executemany("INSERT OR REPLACE INTO postings VALUES (?,?,?,?)", rows)
     db.executemany("UPDATE terms SET df = df + ? WHERE id = ?", [(n, i) for i, n in df.items()])
     _set_lengths(db, {d.slot: d.length for d in docs})
@@ -119,7 +117,8 @@ def remove(db: sqlite3.Connection, docs: Sequence[tuple[int, bytes]]) -> set[int
         for term in terms:
             gone[(term, slot // BLOCK)].add(slot % BLOCK)
     keep, drop = [], []
-    for key, (offsets, tfs) in _rows(db, gone).items():
+    for key, (slots, counts) in _rows(db, gone).items():
+        offsets, tfs = np.frombuffer(slots, dtype=np.uint8), _widen(counts, len(slots))
         stay = ~np.isin(offsets, list(gone[key]))
         if stay.any():
             keep.append((*key, offsets[stay].astype(np.uint8).tobytes(), _narrow(tfs[stay])))
@@ -142,21 +141,38 @@ def clear(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM meta WHERE key IN (?, ?)", (_DOCS, _LENGTH))
 
 
-def _rows(db: sqlite3.Connection, keys: Iterable[_Key]) -> dict[_Key, tuple[np.ndarray, np.ndarray]]:
-    """The postings rows of these (term, block) keys, as (offsets, tfs); a key without a row gets
-    empty arrays."""
+def _append(slots: bytes, tfs: bytes, extra: list[tuple[int, int]]) -> tuple[bytes, bytes] | None:
+    """A row with new documents after all of its own, in its own width, by joining bytes (the usual
+    case: new chunks take the highest slots); None when that does not fit."""
+    width = len(tfs) // len(slots) if slots else 1 if extra[-1][1] < 1 << 8 else 2
+    if (slots and slots[-1] >= extra[0][0]) or max(n for _, n in extra) >= 1 << (8 * width):
+        return None
+    if width not in (1, 2) or width * len(slots) != len(tfs):
+        return None  # a four-byte row, or a garbled one (`_widen` says which)
+    return slots + bytes(o for o, _ in extra), tfs + b"".join(n.to_bytes(width, "little") for _, n in extra)
+
+
+def _merge(slots: bytes, tfs: bytes, extra: list[tuple[int, int]]) -> tuple[bytes, bytes]:
+    new = np.array(extra, dtype=np.int64).reshape(-1, 2)
+    offsets = np.concatenate([np.frombuffer(slots, dtype=np.uint8), new[:, 0]])
+    counts = np.concatenate([_widen(tfs, len(slots)) if slots else new[:0, 1], new[:, 1]])
+    order = np.argsort(offsets, kind="stable")
+    return offsets[order].astype(np.uint8).tobytes(), _narrow(counts[order])
+
+
+def _rows(db: sqlite3.Connection, keys: Iterable[_Key]) -> dict[_Key, tuple[bytes, bytes]]:
+    """The postings rows of these (term, block) keys, as (slots, tfs) blobs; a key without a row
+    gets empty ones."""
     by_block: defaultdict[int, list[int]] = defaultdict(list)
     for term, block in keys:
         by_block[block].append(term)
-    empty = np.zeros(0, dtype=np.int64)
-    out: dict[_Key, tuple[np.ndarray, np.ndarray]] = {}
+    out: dict[_Key, tuple[bytes, bytes]] = {}
     for block, terms in by_block.items():
-        out.update({(t, block): (empty, empty) for t in terms})
+        out.update({(t, block): (b"", b"") for t in terms})
         for start in range(0, len(terms), 500):
             part = terms[start : start + 500]
             query = f"SELECT term, slots, tfs FROM postings WHERE block = ? AND term IN ({','.join('?' * len(part))})"
-            for term, slots, tfs in db.execute(query, [block, *part]):
-                out[(term, block)] = np.frombuffer(slots, dtype=np.uint8).astype(np.int64), _widen(tfs, len(slots))
+            out.update(((term, block), (slots, tfs)) for term, slots, tfs in db.execute(query, [block, *part]))
     return out
 
 

@@ -112,3 +112,28 @@ def test_a_reader_past_its_memory_cap_still_scores_exactly(monkeypatch):
             oracle = BM25Okapi([docs[n] for n in names]).get_scores(query)
             np.testing.assert_allclose([ours.get(n, 0.0) for n in names], oracle, rtol=0, atol=1e-9)
             assert corpus.reader._held <= 3 or len(corpus.reader._postings) == 1
+
+
+def test_wide_term_counts_and_slots_out_of_order_match_the_oracle():
+    """Term counts past one and two bytes widen a postings row; a slot below the row's last (a
+    freed slot used again) is merged into its place, not appended."""
+    corpus = Corpus()
+    docs = {"wide": ["a"] * 300 + ["b"], "wider": ["a"] * 70_000, "plain": ["a", "b", "c"]}
+    for name in ("wide", "wider", "plain"):
+        corpus.add(name, docs[name])
+    corpus.next_slot = corpus.docs["wide"][0] - 1  # below every slot in use, in the same block
+    docs["early"] = ["a", "c", "c"]
+    corpus.add("early", docs["early"])
+    names = sorted(docs)
+    for query in (["a"], ["b", "c"], ["a", "c"]):
+        for reader in (corpus.reader, bm25.BM25(corpus.db)):
+            ours = corpus.scores(reader, query)
+            oracle = BM25Okapi([docs[n] for n in names]).get_scores(query)
+            np.testing.assert_allclose([ours.get(n, 0.0) for n in names], oracle, rtol=0, atol=1e-9)
+    corpus.remove("wider")
+    docs.pop("wider")
+    names = sorted(docs)
+    ours = corpus.scores(bm25.BM25(corpus.db), ["a", "c"])
+    np.testing.assert_allclose(
+        [ours.get(n, 0.0) for n in names], BM25Okapi([docs[n] for n in names]).get_scores(["a", "c"]), rtol=0, atol=1e-9
+    )

@@ -39,7 +39,7 @@ CJK_WIDE = re.compile(f"[{LETTERS}{WIDE_EXTRAS}]")  # one character chunking cou
 def cjk_share(text: str) -> float:
     """The share of a text's letters that are CJK: how search tells a Chinese query from an English one."""
     cjk = sum(len(run) for run in CJK_RUN.findall(text))
-    letters = sum(ch.isalpha() for ch in text)
+    letters = sum(map(str.isalpha, text))
     return cjk / letters if letters else 0.0
 
 
