@@ -45,6 +45,7 @@ from vault.paths import Layout
 from vault.retention import retention
 
 log = logging.getLogger("memvault.daemon")
+RETRY_S = 2.0  # after a failed embedding step: the main loop's reconcile repairs the store meanwhile
 
 
 class Daemon:
@@ -78,6 +79,7 @@ class Daemon:
         self.errors: list[str] = []
         self.watcher: Watcher | None = None
         self.server: Server | None = None
+        self.embedder: threading.Thread | None = None
 
     # requests -----------------------------------------------------------
     def dispatch(self, line: bytes) -> dict[str, Any]:
@@ -224,6 +226,8 @@ class Daemon:
         with os.fdopen(fd, "w") as fh:
             fh.write(f"{os.getpid()}\n")
         log.info("serving %s on %s (pid %d)", self.layout.root, socket_path(self.layout), os.getpid())
+        self.embedder = threading.Thread(target=self._embed_loop, name="embedding", daemon=True)
+        self.embedder.start()
         try:
             self._loop()
         finally:
@@ -231,9 +235,7 @@ class Daemon:
 
     def _loop(self) -> None:
         self._reconcile_all()
-        busy = False
-        while not self.stopping.wait(0 if busy else 0.2):
-            busy = False
+        while not self.stopping.wait(0.2):
             try:
                 if self.watcher and self.watcher.ensure_alive():
                     self.events.publish("watcher-stopped", reason="died")
@@ -249,11 +251,25 @@ class Daemon:
                     with self.lock:
                         stats = reconcile(self.index, ready, embed=False)
                     log.info("indexed %d changed paths: %s", len(ready), stats.as_dict())
-                else:  # nothing to read: give vectors to what waits for them, a step at a time
-                    busy = self.embedding.step()
             except Exception as exc:
                 log.exception("reconcile failed")
                 self._error(f"reconcile failed: {type(exc).__name__}: {exc}")
+
+    def _embed_loop(self) -> None:
+        """Vectors for the chunks that wait for one, a step at a time, from the first batch of the
+        first pass on: a new vault answers hybrid queries seconds after BM25 does, not after the
+        whole BM25 pass. Each step takes the lock only to read its batch and to store it (the pass
+        lets it in between its batches, as it lets in searches)."""
+        while not self.stopping.is_set():
+            try:
+                busy = self.embedding.step()
+            except Exception as exc:  # a store damaged under us: the next reconcile repairs it
+                log.exception("embedding failed")
+                self._error(f"embedding failed: {type(exc).__name__}: {exc}")
+                self.stopping.wait(RETRY_S)
+                continue
+            if not busy:
+                self.stopping.wait(0.2)
 
     def _let_others_in(self) -> None:
         """Between two batches of a pass over the vault (held once, by this thread): a search or a
@@ -295,6 +311,9 @@ class Daemon:
         log.info("reconciled the vault: %s", stats.as_dict())
 
     def shutdown(self) -> None:
+        self.stopping.set()
+        if self.embedder is not None:  # a step in flight ends with its batch stored (a model run: seconds)
+            self.embedder.join()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
