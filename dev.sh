@@ -30,7 +30,8 @@ demo() {
 run_tests() {
     .venv/bin/ruff check .
     local rc=0
-    .venv/bin/python -m pytest -q "$@" || rc=$?
+    # two workers: most tests wait on real subprocesses (the CLI, a daemon, the model loading)
+    .venv/bin/python -m pytest -q -n 2 "$@" || rc=$?
     if [ "$rc" -eq 5 ]; then
         echo "no tests were collected: failing" >&2
         exit 1
