@@ -1,11 +1,12 @@
 """`python -m bench fill`: a new vault's first minutes with the default model, through a real daemon.
 
 The SciFact documents are copied into an empty vault and `memvault daemon start` is run on it. From
-that moment the bench measures the seconds to the first BM25 answer and to the first hybrid answer
-(once the first vectors are in), then every `--every` seconds asks a fixed sample of the SciFact questions
-in hybrid mode and records recall@10 and nDCG@10 beside the share of chunks embedded, until every
-vector is in or `--minutes` have passed. BM25 alone on the same sample is the floor the curve
-starts from; the last row is what the finished index gives.
+that moment the bench measures the seconds to the first BM25 answer, to the first hybrid answer
+(once the first vectors are in) and to the end of the first pass (every document in BM25), then every
+`--every` seconds asks a fixed sample of the SciFact questions in hybrid mode and records recall@10
+and nDCG@10 beside the share of chunks embedded, until every vector is in or `--minutes` have passed.
+BM25 alone on the same sample, after the first pass, is the floor the curve starts from; the last
+row is what the finished index gives.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             answer = _ask(conn, probe, "hybrid")  # the first answer with the dense retriever in it
             assert answer["source"] == "hybrid", answer
             report["first_hybrid_answer_s"] = round(time.perf_counter() - started, 2)
+            while _call(conn, {"op": "status"})["status"]["last_full_reconcile"] is None:
+                time.sleep(0.2)  # the floor is BM25 over every document, once the first pass is through
+            report["bm25_pass_s"] = round(time.perf_counter() - started, 2)
         print({k: v for k, v in report.items() if k != "samples"}, flush=True)
         report["bm25_alone"] = _sample(layout, unit, "bm25")
         while True:
@@ -111,7 +115,7 @@ def table(report: dict[str, Any]) -> str:
     lines = [f"SciFact, {report['docs']} documents, {report['queries']} questions, default model:",
              f"- daemon start answered after {report['daemon_start_s']} s; first BM25 answer at "
              f"{report['first_bm25_answer_s']} s; first hybrid answer at "
-             f"{report['first_hybrid_answer_s']} s",
+             f"{report['first_hybrid_answer_s']} s; every document in BM25 at {report.get('bm25_pass_s')} s",
              f"- BM25 alone: recall@10 {report['bm25_alone']['recall@10']}, nDCG@10 {report['bm25_alone']['ndcg@10']}",
              "", "| seconds | chunks embedded | hybrid recall@10 | hybrid nDCG@10 |", "|---|---|---|---|"]  # fmt: skip
     for row in report["samples"]:
