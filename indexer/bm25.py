@@ -144,8 +144,9 @@ def clear(db: sqlite3.Connection) -> None:
 def _append(slots: bytes, tfs: bytes, extra: list[tuple[int, int]]) -> tuple[bytes, bytes] | None:
     """A row with new documents after all of its own, in its own width, by joining bytes (the usual
     case: new chunks take the highest slots); None when that does not fit."""
-    width = len(tfs) // len(slots) if slots else 1 if extra[-1][1] < 1 << 8 else 2
-    if (slots and slots[-1] >= extra[0][0]) or max(n for _, n in extra) >= 1 << (8 * width):
+    top = max(n for _, n in extra)
+    width = len(tfs) // len(slots) if slots else 1 if top < 1 << 8 else 2
+    if (slots and slots[-1] >= extra[0][0]) or top >= 1 << (8 * width):
         return None
     if width not in (1, 2) or width * len(slots) != len(tfs):
         return None  # a four-byte row, or a garbled one (`_widen` says which)
