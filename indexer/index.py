@@ -243,13 +243,16 @@ class Index:
         self, rows: Sequence[ChunkRow], have: Mapping[str, np.ndarray], fresh: dict[str, np.ndarray]
     ) -> int:
         """Put the vectors of these chunks into the store and mark them embedded, skipping any that
-        changed or went since they were read; returns how many were stored."""
-        self.cache.put(self.embedder.name, fresh)
+        changed or went since they were read; returns how many were stored. Only the kept chunks'
+        vectors enter the cache: a text purged while the model ran (the daemon runs it without its
+        lock) leaves no vector behind."""
+        live = self.manifest.get_chunks([r.id for r in rows], text=False)
+        keep = [r for r in rows if r.id in live and live[r.id].content_hash == r.content_hash]
+        kept = {r.content_hash for r in keep}
+        self.cache.put(self.embedder.name, {h: v for h, v in fresh.items() if h in kept})
         self.embed_cache["misses"] += len(fresh)
         crash_point("after-embed")
         vectors = {**have, **fresh}
-        live = self.manifest.get_chunks([r.id for r in rows], text=False)
-        keep = [r for r in rows if r.id in live and live[r.id].content_hash == r.content_hash]
         if keep:
             self.manifest.set_meta("dirty", "1")
             self._store().upsert([r.id for r in keep], np.stack([vectors[r.content_hash] for r in keep]),

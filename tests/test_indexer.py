@@ -323,6 +323,26 @@ def test_a_second_format_index_is_rebuilt_from_its_cached_vectors_with_each_chun
     assert '"memory":"cold"' in edge_config.read_text()  # the store was made again, in today's layout
 
 
+def test_a_chunk_gone_while_the_model_ran_leaves_no_vector_in_the_cache(vault, model):
+    """The daemon runs the model without its lock: a note deleted (or purged) meanwhile must not
+    have its text's vector stored, in the vector store or in the cache."""
+    note = vault.root / "daily/2026-11-03.md"
+    note.write_text("# 2026-11-03\n\nThe launch code is zebra-quokka-42.\n", encoding="utf-8")
+    with _open(vault, model) as index:
+        reconcile(index, embed=False)
+        secret = [r for r in index.waiting() if "zebra" in r.text]
+        have = index.cached_vectors(secret)
+        fresh = index.embed_texts(secret, have)  # the model's part, done without the lock
+        assert secret and fresh
+        note.unlink()
+        reconcile(index, embed=False)
+        assert index.store_vectors(secret, have, fresh) == 0
+        assert index.cache.get(index.embedder.name, [r.content_hash for r in secret]) == {}
+        others = index.waiting()
+        index.store_vectors(others, index.cached_vectors(others), index.embed_texts(others, {}))
+        assert disagreements(index) == []
+
+
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])
 def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
     assert cli("index").returncode == 0
