@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -128,9 +129,8 @@ def remove(db: sqlite3.Connection, docs: Sequence[tuple[int, bytes]]) -> set[int
     db.executemany("DELETE FROM postings WHERE term = ? AND block = ?", drop)
     db.executemany("UPDATE terms SET df = df - ? WHERE id = ?", [(n, i) for i, n in df.items()])
     db.executemany("DELETE FROM terms WHERE id = ? AND df <= 0", [(i,) for i in df])
-    lengths = _get_lengths(db, [slot for slot, _ in docs])
-    _set_lengths(db, dict.fromkeys(lengths, 0))
-    _count(db, -len(docs), -sum(lengths.values()))
+    gone_length = _set_lengths(db, dict.fromkeys((slot for slot, _ in docs), 0))
+    _count(db, -len(docs), -gone_length)
     return set(df)
 
 
@@ -170,10 +170,8 @@ def _rows(db: sqlite3.Connection, keys: Iterable[_Key]) -> dict[_Key, tuple[byte
     out: dict[_Key, tuple[bytes, bytes]] = {}
     for block, terms in by_block.items():
         out.update({(t, block): (b"", b"") for t in terms})
-        for start in range(0, len(terms), 500):
-            part = terms[start : start + 500]
-            query = f"SELECT term, slots, tfs FROM postings WHERE block = ? AND term IN ({','.join('?' * len(part))})"
-            out.update(((term, block), (slots, tfs)) for term, slots, tfs in db.execute(query, [block, *part]))
+        query = "SELECT term, slots, tfs FROM postings WHERE block = ? AND term IN ({marks})"
+        out.update(((term, block), (slots, tfs)) for term, slots, tfs in _select_in(db, query, terms, block))
     return out
 
 
@@ -185,28 +183,22 @@ def _length_block(blob: bytes | None) -> np.ndarray:
     return np.frombuffer(blob, dtype=_LENGTHS).copy()
 
 
-def _get_lengths(db: sqlite3.Connection, slots: Sequence[int]) -> dict[int, int]:
-    blocks = {b: _length_block(blob) for b, blob in _length_rows(db, {s // BLOCK for s in slots})}
-    return {s: int(blocks[s // BLOCK][s % BLOCK]) if s // BLOCK in blocks else 0 for s in slots}
-
-
 def _length_rows(db: sqlite3.Connection, blocks: Iterable[int]) -> list[tuple[int, bytes]]:
-    wanted, out = sorted(blocks), []
-    for start in range(0, len(wanted), 500):
-        part = wanted[start : start + 500]
-        query = f"SELECT block, lengths FROM lengths WHERE block IN ({','.join('?' * len(part))})"
-        out += db.execute(query, part).fetchall()
-    return out
+    return list(_select_in(db, "SELECT block, lengths FROM lengths WHERE block IN ({marks})", sorted(blocks)))
 
 
-def _set_lengths(db: sqlite3.Connection, lengths: Mapping[int, int]) -> None:
+def _set_lengths(db: sqlite3.Connection, lengths: Mapping[int, int]) -> int:
+    """Set these slots' lengths; returns the sum of the lengths they replace."""
     found = dict(_length_rows(db, {s // BLOCK for s in lengths}))
     blocks = {b: _length_block(found.get(b)) for b in {s // BLOCK for s in lengths}}
+    replaced = 0
     for slot, length in lengths.items():
+        replaced += int(blocks[slot // BLOCK][slot % BLOCK])
         blocks[slot // BLOCK][slot % BLOCK] = length
     db.executemany("DELETE FROM lengths WHERE block = ?", [(b,) for b, a in blocks.items() if not a.any()])
     db.executemany("INSERT OR REPLACE INTO lengths VALUES (?, ?)",
                    [(b, a.tobytes()) for b, a in blocks.items() if a.any()])  # fmt: skip
+    return replaced
 
 
 def _count(db: sqlite3.Connection, docs: int, length: int) -> None:
@@ -227,12 +219,15 @@ def _term_ids(db: sqlite3.Connection, terms: Iterable[str]) -> dict[str, int]:
 
 
 def _lookup(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for start in range(0, len(terms), 500):
-        part = terms[start : start + 500]
-        marks = ",".join("?" * len(part))
-        found.update(db.execute(f"SELECT term, id FROM terms WHERE term IN ({marks})", part).fetchall())
-    return found
+    return dict(_select_in(db, "SELECT term, id FROM terms WHERE term IN ({marks})", terms))
+
+
+def _select_in(db: sqlite3.Connection, query: str, values: Sequence[Any], *first: Any) -> Iterator[Any]:
+    """The rows of `query`, its `IN ({marks})` list bound to `values` 500 at a time (SQLite caps the
+    parameters of one statement), after the parameters `first`."""
+    for start in range(0, len(values), 500):
+        part = values[start : start + 500]
+        yield from db.execute(query.format(marks=",".join("?" * len(part))), [*first, *part])
 
 
 @dataclass(frozen=True)
