@@ -76,7 +76,7 @@ def settle_writer(index: Index, recorded: str | None) -> None:
     manifest, config = index.manifest, index.config
     if manifest.created:
         manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
-        if not manifest.damaged and not config.qdrant_url and index.edge_path.exists():
+        if not (manifest.damaged or manifest.upgraded) and not config.qdrant_url and index.edge_path.exists():
             log.warning(f"{manifest.path}: missing while a vector store exists; rebuilding the index")
     if manifest.upgraded and not config.qdrant_url:  # the embedded store's layout may have changed too
         index.reset("drop")  # (issue 17: vectors kept in their files, not in RAM); the cache refills it
