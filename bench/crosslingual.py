@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedders import load_embedder
+from memvault.indexer.embedders import load_embedder
 
 PAIRS = Path(__file__).resolve().parent / "data" / "crosslingual_pairs.jsonl"
 

@@ -7,11 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from indexer.embedders import load_embedder
-from vault.chunking import chunk_note
-from vault.notes import parse_note
-from vault.paths import Layout
-from vault.scan import scan_vault
+from memvault.indexer.embedders import load_embedder
+from memvault.vault.chunking import chunk_note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+from memvault.vault.scan import scan_vault
 
 
 def main(vault: str, embedder: str | None) -> None:

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--every", type=float, default=120.0, help="seconds between recall samples")
     parser.add_argument("--minutes", type=float, default=60.0, help="stop sampling after this long")
     args = parser.parse_args(argv)
-    from vault.paths import Layout
+    from memvault.vault.paths import Layout
 
     (unit,) = _doc_set("scifact", DATA / "scifact", args.queries, seed=5)
     if args.docs == "all":

@@ -24,8 +24,8 @@ from typing import Any
 from bench.datasets import DATA, SETS, Unit, _qrels
 from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
-from search.fusion import cap_per_doc
-from vault.cjk import cjk_share, script_of
+from memvault.search.fusion import cap_per_doc
+from memvault.vault.cjk import cjk_share, script_of
 
 Key = tuple[str, int, int, str]  # path, lines and snippet: a chunk (a long line is cut into several chunks)
 Ranked = list[tuple[Key, float]]

@@ -21,8 +21,8 @@ from typing import Any
 
 from bench.datasets import SETS
 from bench.quality import ask, copy_vault, index, summarise
-from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from search.fusion import FUSION, FUSIONS
+from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from memvault.search.fusion import FUSION, FUSIONS
 
 EMBEDDERS = "minilm-l6-int8,use-m3,e5-small-q4"
 TOKENIZERS = "search,search+stem,search+stop,search+stop+stem,lcut,lcut+stem,lcut+stop,lcut+stop+stem"

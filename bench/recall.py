@@ -12,7 +12,7 @@ e5-small-q4), in-process through `Vault.run` (the index stays open between queri
    the share of category-5 questions dense does not answer, the share of answerable ones it does,
    and their mean (balanced accuracy); the proposed floor maximises it.
 2. context recall at a budget: with the proposed floor set in-process, `memvault context` (the
-   `<memory-context>` block alone, rendered by `memvault.context.render`), against plain hybrid
+   `<memory-context>` block alone, rendered by `memvault.verbs.context.render`), against plain hybrid
    `search` top-k whose snippets are rendered into the same block the same way. An evidence turn
    (the dia ids `bench quality` judges by, mapped to their note and line by `dia_index.tsv`) counts
    as recalled when an item's path is its note (`note`, at any line), when an item's line range
@@ -38,11 +38,11 @@ import numpy as np
 
 from bench.datasets import DATA, _qrels, locomo
 from bench.quality import copy_vault, index
-from indexer import embedders
 from memvault import Vault
-from memvault.context import DENSE_AT_LEAST, QUERY_CHARS, RECALL_ITEMS, Context, Contexted, render
-from memvault.verbs import Search
-from search.options import build_options
+from memvault.indexer import embedders
+from memvault.search.options import build_options
+from memvault.verbs.context import DENSE_AT_LEAST, QUERY_CHARS, RECALL_ITEMS, Context, Contexted, render
+from memvault.verbs.query import Search
 
 EMBEDDER = "e5-small-q4"
 BUDGET = 2000

@@ -159,7 +159,8 @@ def no_change_block(vault: Path, files: int, runs: int) -> dict[str, Any]:
     against a process that only walks the vault (`vault.scan.scan_vault`), run in turns."""
     generate_vault(vault, files, sections=1, seed=files)
     run(["--vault", str(vault), "index", "--json", "--embedder", "hash-384"])
-    code = ("import sys; from pathlib import Path; from vault.paths import Layout; from vault.scan import scan_vault; "
+    code = ("import sys; from pathlib import Path; from memvault.vault.paths import Layout; "
+            "from memvault.vault.scan import scan_vault; "
             "list(scan_vault(Layout(Path(sys.argv[1]).resolve())))")  # fmt: skip
     walk = [sys.executable, "-c", code, str(vault)]
     index_s, walk_s, changed = [], [], []
@@ -234,7 +235,7 @@ def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, wa
 
 
 def vault_layout(vault: Path):
-    from vault.paths import Layout
+    from memvault.vault.paths import Layout
 
     return Layout(vault.resolve())
 

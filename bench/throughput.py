@@ -69,8 +69,8 @@ def sample_texts(n: int) -> tuple[list[str], str]:
     """The first `n` distinct chunk texts of the SciFact docs, chunked as the indexer chunks them;
     generated mixed English/Chinese text when the set is not there."""
     from bench.datasets import DATA
-    from vault.chunking import chunk_note
-    from vault.notes import parse_note
+    from memvault.vault.chunking import chunk_note
+    from memvault.vault.notes import parse_note
 
     texts: dict[str, None] = {}
     for path in sorted((DATA / "scifact" / "docs").glob("*.md")):
@@ -85,8 +85,8 @@ def sample_texts(n: int) -> tuple[list[str], str]:
 def _child(spec: dict[str, Any]) -> dict[str, Any]:
     """Apply a setting before the engine loads, embed, and report; runs in a fresh process."""
     os.environ.update(spec.get("env", {}))
-    import indexer.multilingual as ml
-    from indexer.embedders import load_embedder
+    import memvault.indexer.embedders.multilingual as ml
+    from memvault.indexer.embedders import load_embedder
 
     if "batch" in spec:
         ml._BATCH = spec["batch"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.config import Settings, load_settings
+from memvault.vault.config import Settings, load_settings
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vault.cjk import script_of
-from vault.model import Chunk, Note
+from memvault.vault.cjk import script_of
+from memvault.vault.model import Chunk, Note
 
 KINDS = ("daily", "memory", "other")
 

@@ -25,17 +25,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from indexer.config import IndexConfig
-from indexer.embed_cache import EmbedCache
-from indexer.embedder import Embedder
-from indexer.filters import FilterSpec
-from indexer.manifest import Manifest, cache_path
-from indexer.rows import ChunkRow, FileRow
-from indexer.tokenizer import Tokenizer
-from indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
-from vault.faults import crash_point
-from vault.model import Chunk
-from vault.paths import Layout
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.embed_cache import EmbedCache
+from memvault.indexer.embedders.base import Embedder
+from memvault.indexer.filters import FilterSpec
+from memvault.indexer.manifest import Manifest, cache_path
+from memvault.indexer.rows import ChunkRow, FileRow
+from memvault.indexer.tokenizer import Tokenizer
+from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
+from memvault.vault.faults import crash_point
+from memvault.vault.model import Chunk
+from memvault.vault.paths import Layout
 
 log = logging.getLogger("memvault")
 Reset = Literal["repair", "drop", "rebuild"]

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from indexer import bm25
-from indexer.embed_cache import EmbedCache
-from indexer.embed_cache import scrub as scrub_db
-from indexer.filters import FilterSpec
-from indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row
-from indexer.vectors import StoreError
-from vault.model import Chunk
+from memvault.indexer import bm25
+from memvault.indexer.embed_cache import EmbedCache
+from memvault.indexer.embed_cache import scrub as scrub_db
+from memvault.indexer.filters import FilterSpec
+from memvault.indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row
+from memvault.indexer.vectors import StoreError
+from memvault.vault.model import Chunk
 
 log = logging.getLogger("memvault")
 SCHEMA_VERSION = "4"

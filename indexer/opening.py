@@ -14,17 +14,17 @@ import logging
 import os
 from pathlib import Path
 
-from indexer.config import IndexConfig
-from indexer.embedder import Embedder
-from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
-from indexer.index import Index
-from indexer.manifest import IndexUnavailable, Manifest
-from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from indexer.tokenizer import Tokenizer
-from indexer.vectors import StoreLocked
-from vault.chunking import VERSION as CHUNKER_VERSION
-from vault.locks import try_lock
-from vault.paths import Layout
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.embedders import DEFAULT_EMBEDDER, load_embedder
+from memvault.indexer.embedders.base import Embedder
+from memvault.indexer.index import Index
+from memvault.indexer.manifest import IndexUnavailable, Manifest
+from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from memvault.indexer.tokenizer import Tokenizer
+from memvault.indexer.vectors import StoreLocked
+from memvault.vault.chunking import VERSION as CHUNKER_VERSION
+from memvault.vault.locks import try_lock
+from memvault.vault.paths import Layout
 
 log = logging.getLogger("memvault")
 

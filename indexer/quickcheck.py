@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vault.catalog import in_sync as catalog_in_sync
-from vault.config import Settings, load_settings
-from vault.errors import MemvaultError
-from vault.fileio import atomic_write
-from vault.locks import try_lock
-from vault.paths import Layout
-from vault.scan import scan_vault
+from memvault.vault.catalog import in_sync as catalog_in_sync
+from memvault.vault.config import Settings, load_settings
+from memvault.vault.errors import MemvaultError
+from memvault.vault.fileio import atomic_write
+from memvault.vault.locks import try_lock
+from memvault.vault.paths import Layout
+from memvault.vault.scan import scan_vault
 
 # What an index must have been built with for the full pass to keep it as it is, copied because
 # importing the originals costs numpy, frontmatter or the CJK regexes (tests/test_quickcheck.py keeps

@@ -18,17 +18,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from indexer.filters import payload_for
-from indexer.index import FileChunks, Index
-from indexer.opening import recover
-from indexer.vectors import StoreError, StoreLocked
-from vault.catalog import sync as sync_catalog
-from vault.chunking import chunk_note
-from vault.days import summary_problem
-from vault.errors import NoteReadError
-from vault.fileio import read_note
-from vault.notes import parse_note
-from vault.scan import FileEntry, scan_vault, stat_entry
+from memvault.indexer.filters import payload_for
+from memvault.indexer.index import FileChunks, Index
+from memvault.indexer.opening import recover
+from memvault.indexer.vectors import StoreError, StoreLocked
+from memvault.vault.catalog import sync as sync_catalog
+from memvault.vault.chunking import chunk_note
+from memvault.vault.days import summary_problem
+from memvault.vault.errors import NoteReadError
+from memvault.vault.fileio import read_note
+from memvault.vault.notes import parse_note
+from memvault.vault.scan import FileEntry, scan_vault, stat_entry
 
 BATCH_CHUNKS = 256
 _DAY = re.compile(r"^daily/\d{4}-\d{2}-\d{2}\.md$")

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indexer import bm25
-from vault.model import Chunk
+from memvault.indexer import bm25
+from memvault.vault.model import Chunk
 
 ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script"
 ROW_BARE = ROW.replace("text", "NULL")  # ranking and filters read all but the text

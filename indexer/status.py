@@ -9,9 +9,9 @@ import sqlite3
 from dataclasses import asdict
 from typing import Any
 
-from vault.days import figures, read_day
-from vault.paths import Layout
-from vault.scan import scan_vault
+from memvault.vault.days import figures, read_day
+from memvault.vault.paths import Layout
+from memvault.vault.scan import scan_vault
 
 
 def _dir_bytes(path: os.PathLike[str] | str) -> int:

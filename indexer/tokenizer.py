@@ -19,8 +19,8 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 
-from vault.cjk import CJK_RUN
-from vault.errors import UsageError
+from memvault.vault.cjk import CJK_RUN
+from memvault.vault.errors import UsageError
 
 _WORD = re.compile(r"[^\W_]+")
 _LATIN = re.compile(r"[a-z]+")
@@ -101,7 +101,7 @@ class Tokenizer:
             else:
                 tokens.extend(_WORD.findall(part.lower()))
         if self.stop:
-            from indexer.stopwords import STOP_WORDS
+            from memvault.indexer.stopwords import STOP_WORDS
 
             tokens = [t for t in tokens if t not in STOP_WORDS]
         if self.stem:

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from indexer.filters import FilterSpec
-from vault.errors import MemvaultError
+from memvault.indexer.filters import FilterSpec
+from memvault.vault.errors import MemvaultError
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
 KEYWORD_FIELDS = ("path", "kind", "section", "tags", "script")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 
-from indexer.index import Index
-from vault.chunking import chunk_note
-from vault.fileio import decode_note
-from vault.notes import parse_note
-from vault.scan import scan_vault
+from memvault.indexer.index import Index
+from memvault.vault.chunking import chunk_note
+from memvault.vault.fileio import decode_note
+from memvault.vault.notes import parse_note
+from memvault.vault.scan import scan_vault
 
 
 def disagreements(index: Index) -> list[str]:

@@ -15,9 +15,9 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from vault.config import DEBOUNCE_S
-from vault.paths import Layout, is_note_rel
-from vault.scan import GitIgnore
+from memvault.vault.config import DEBOUNCE_S
+from memvault.vault.paths import Layout, is_note_rel
+from memvault.vault.scan import GitIgnore
 
 
 class PendingPaths:

@@ -19,16 +19,20 @@ from typing import TYPE_CHECKING, Any
 from memvault import verbs
 from memvault.daemon.client import DaemonClient
 from memvault.protocol import Request
-from search.hits import Hit, SearchResult
-from search.options import build_options
-from vault.paths import note_path, resolve_vault
+from memvault.search.hits import Hit, SearchResult
+from memvault.search.options import build_options
+from memvault.vault.paths import note_path, resolve_vault
+from memvault.verbs.index import Events, Reindex, Status, Verify
+from memvault.verbs.notes import Note, Remember, Saved
+from memvault.verbs.query import Search
 
 if TYPE_CHECKING:  # the modules that write notes are imported by the methods that do (not by `memvault index`)
-    from indexer.config import IndexConfig
-    from indexer.reconcile import ReconcileStats
+    from memvault.indexer.config import IndexConfig
+    from memvault.indexer.reconcile import ReconcileStats
     from memvault.local import LocalRuntime
-    from vault.saving import Saved
-    from vault.sections import Section
+    from memvault.vault.sections import Section
+    from memvault.verbs.entries import Cleared, Corrected, Listed, Moved
+    from memvault.verbs.exchange import Imported
 
 
 class Vault:
@@ -65,9 +69,10 @@ class Vault:
     def note(
         self, text: str, date: str | dt.date | None = None, section: str = "conversation",
         key: str | None = None, tags: list[str] | None = None,
-    ) -> Path:  # fmt: skip
+    ) -> Saved:  # fmt: skip
+        """Append to a daily note (today's unless `date` names a missing past day); `Saved` as `remember`."""
         day = date.isoformat() if isinstance(date, dt.date) else date
-        return self.root / self.run(verbs.Note(text, day, section, key, tags)).path
+        return self.run(Note(text, day, section, key, tags))
 
     def remember(
         self, text: str, section: str | None = None, type: str | None = None,
@@ -75,71 +80,85 @@ class Vault:
     ) -> Saved:  # fmt: skip
         """Save a lasting fact; with `key`, replace the entry that has it. `status` says what happened:
         added, updated (the old entry is in the trash as `trashed`), superseded (the old entry, on a
-        frozen day, is marked: `superseded` says where) or unchanged (already remembered)."""
-        from vault.saving import Saved
-
-        r = self.run(verbs.Remember(text, section, type, key, tags))
-        return Saved(self.root / r.path, r.section, r.created_section, r.status, r.trashed, r.superseded)
+        frozen day, is marked: `superseded` says where) or unchanged (already remembered); `path` is
+        vault-relative."""
+        return self.run(Remember(text, section, type, key, tags))
 
     def index(self, rebuild: bool = False, **setup: str | None) -> ReconcileStats:
         """Bring the index up to date (incremental); `rebuild` starts from nothing. `setup` (embedder,
         tokenizer, qdrant_url) changes what the index is built with, only while no daemon runs."""
-        from indexer.reconcile import ReconcileStats
+        from memvault.indexer.reconcile import ReconcileStats
 
-        return ReconcileStats(**self.run(verbs.Reindex(rebuild, None, **setup)).stats)
+        return ReconcileStats(**self.run(Reindex(rebuild, None, **setup)).stats)
 
     def search_result(self, query: str, **options: Any) -> SearchResult:
         """Like `search`, with the answering source and the reason for any fallback."""
-        return self.run(verbs.Search(query, build_options(**options)))
+        return self.run(Search(query, build_options(**options)))
 
     def search(self, query: str, limit: int = 10, mode: str = "hybrid", **filters: Any) -> list[Hit]:
         """Filters: date_from, date_to, kind, section, tag, path; also per_doc, threshold, weights."""
         return self.search_result(query, limit=limit, mode=mode, **filters).hits
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                unused_since: str | None = None) -> verbs.Listed:  # fmt: skip
+                unused_since: str | None = None) -> Listed:  # fmt: skip
         """The vault's entries (list items with their key and tags), narrowed by section, tag and key,
         or to those no search served by the daemon has returned since a day."""
-        return self.run(verbs.ListEntries(section, tag, key, unused_since))
+        from memvault.verbs.entries import ListEntries
 
-    def forget(self, key: str | None = None, match: str | None = None, purge: bool = False) -> verbs.Moved:
+        return self.run(ListEntries(section, tag, key, unused_since))
+
+    def forget(self, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
         """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text; `purge`
         removes it for good, from the trash and the index too."""
-        return self.run(verbs.Forget(key, match, purge))
+        from memvault.verbs.entries import Forget
 
-    def restore(self, id: str) -> verbs.Moved:
-        return self.run(verbs.Restore(id))
+        return self.run(Forget(key, match, purge))
+
+    def restore(self, id: str) -> Moved:
+        from memvault.verbs.entries import Restore
+
+        return self.run(Restore(id))
 
     def correct(self, text: str, key: str | None = None, match: str | None = None, tags: list[str] | None = None
-                ) -> verbs.Corrected:  # fmt: skip
+                ) -> Corrected:  # fmt: skip
         """Correct one entry (by key, "PATH:LINE" or a piece of its text): `text` goes to today's note
         with a pointer to it, and it is marked superseded; search ranks the correction above it."""
-        return self.run(verbs.Correct(text, key, match, tags))
+        from memvault.verbs.entries import Correct
 
-    def clear(self, section: str | None = None, all: bool = False, yes: bool = False) -> verbs.Cleared:
+        return self.run(Correct(text, key, match, tags))
+
+    def clear(self, section: str | None = None, all: bool = False, yes: bool = False) -> Cleared:
         """Move every entry of a MEMORY.md section (or, `all`, of every note) to the trash; without
         `yes` it is refused, naming what would move."""
-        return self.run(verbs.Clear(section, all, yes))
+        from memvault.verbs.entries import Clear
 
-    def import_file(self, path: str | os.PathLike[str], section: str = "Imported") -> verbs.Imported:
+        return self.run(Clear(section, all, yes))
+
+    def import_file(self, path: str | os.PathLike[str], section: str = "Imported") -> Imported:
         """Import the memories of a file (a KinetAios export, a JSON list of strings, or memvault's own
         export): dated ones into their day's note while it does not exist, the rest into MEMORY.md
         `section`; what the vault holds already is skipped, what the guards refuse is named."""
-        return self.run(verbs.Import(os.path.abspath(path), section))
+        from memvault.verbs.exchange import Import
+
+        return self.run(Import(os.path.abspath(path), section))
 
     def export(self) -> list[dict[str, Any]]:
         """Every entry of the vault, as `vault.entries.Entry`'s fields (`Scopes.export` gives the document)."""
-        return self.run(verbs.Export()).entries
+        from memvault.verbs.exchange import Export
+
+        return self.run(Export()).entries
 
     def trash(self) -> list[dict[str, Any]]:
-        return self.run(verbs.Trash()).items
+        from memvault.verbs.entries import Trash
+
+        return self.run(Trash()).items
 
     def status(self) -> dict[str, Any]:
-        return self.run(verbs.Status()).status
+        return self.run(Status()).status
 
     def events(self, since: int = 0) -> list[dict[str, Any]]:
         """The daemon's recent events (`seq`, `time`, `event`, ...) newer than `since`."""
-        return self.run(verbs.Events(since)).events
+        return self.run(Events(since)).events
 
     def follow(self, since: int = 0) -> Iterator[dict[str, Any]]:
         """The daemon's events as they happen, until the loop stops; raises when no daemon runs."""
@@ -149,16 +168,16 @@ class Vault:
 
     def verify(self) -> list[str]:
         """Every way the index differs from the notes (empty when they agree)."""
-        return self.run(verbs.Verify()).disagreements
+        return self.run(Verify()).disagreements
 
     # verbs on the files alone --------------------------------------------
     def init(self, lang: str = "zh") -> list[Path]:
-        from vault.memory_file import init_vault
+        from memvault.vault.memory_file import init_vault
 
         return init_vault(self.layout, lang)
 
     def sections(self) -> list[Section]:
-        from vault.memory_file import list_sections
+        from memvault.vault.memory_file import list_sections
 
         return list_sections(self.layout)
 
@@ -168,7 +187,7 @@ class Vault:
 
     def rewrite(self, ref: str, text: str) -> Path | None:
         """Replace a whole note; returns where the previous version was kept."""
-        from vault.memory_file import rewrite
+        from memvault.vault.memory_file import rewrite
 
         return rewrite(self.layout, self.note_path(ref), text)
 

@@ -1,7 +1,7 @@
 """`search --batch FILE.jsonl --json`: one query object per line in, one answer line out, in order.
 
 Each line is `{"id": ..., "query": ..., options}` with the public option keys
-(`search.options.PUBLIC_KEYS`); it runs as the `search` verb, through the
+(`memvault.search.options.OPTIONS`); it runs as the `search` verb, through the
 daemon or here, so the model and index load once for the whole batch.
 """
 
@@ -12,9 +12,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from memvault import verbs
 from memvault.api import Vault
-from vault.errors import MemvaultError
+from memvault.vault.errors import MemvaultError
+from memvault.verbs.query import Search
 
 
 def run_batch(vault: Vault, lines: Iterable[str], defaults: dict[str, Any], out: TextIO) -> int:
@@ -31,7 +31,7 @@ def run_batch(vault: Vault, lines: Iterable[str], defaults: dict[str, Any], out:
             if not isinstance(item, dict) or not isinstance(item.get("query"), str):
                 raise ValueError('each line must be an object with a string "query"')
             qid = item.get("id")
-            result = vault.run(verbs.Search.from_json({**defaults, **item}))
+            result = vault.run(Search.from_json({**defaults, **item}))
             if result.reason and result.source == "substring" and result.reason not in told:
                 told.add(result.reason)
                 print(f"memvault: answered by substring search: {result.reason}", file=sys.stderr)

@@ -10,15 +10,15 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from memvault.verbs import Indexed, Reindex
-from vault.errors import UsageError
-from vault.paths import Layout
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
+from memvault.verbs.index import Indexed, Reindex
 
 if TYPE_CHECKING:
-    from indexer.config import IndexConfig
-    from search.engine import Searcher
-    from search.hits import SearchResult
-    from search.options import SearchOptions
+    from memvault.indexer.config import IndexConfig
+    from memvault.search.engine import Searcher
+    from memvault.search.hits import SearchResult
+    from memvault.search.options import SearchOptions
 
 
 class LocalRuntime:
@@ -34,7 +34,7 @@ class LocalRuntime:
         """The index settings given, else the vault's (`IndexConfig.from_env`), read when a verb first
         needs them: `status` and the verbs on the files alone open no index (and import none of it)."""
         if self._config is None:
-            from indexer.config import IndexConfig
+            from memvault.indexer.config import IndexConfig
 
             self._config = IndexConfig.from_env(root=self.layout.root)
         return self._config
@@ -44,17 +44,17 @@ class LocalRuntime:
 
     def search(self, query: str, options: SearchOptions) -> SearchResult:
         if self._searcher is None:
-            from indexer.quickcheck import settled
-            from search.engine import Searcher
+            from memvault.indexer.quickcheck import settled
+            from memvault.search.engine import Searcher
 
             self._settled = settled(self.layout)  # then what opening them changes is noted again at close
             self._searcher = Searcher.open(self.layout, self.config)
         return self._searcher.search(query, options)
 
     def reindex(self, request: Reindex) -> Indexed:
-        from indexer.opening import open_index
-        from indexer.quickcheck import record
-        from indexer.reconcile import reconcile
+        from memvault.indexer.opening import open_index
+        from memvault.indexer.quickcheck import record
+        from memvault.indexer.reconcile import reconcile
 
         self.close()
         config = dataclasses.replace(
@@ -73,8 +73,8 @@ class LocalRuntime:
         return Indexed(stats.as_dict(), problems)
 
     def purge(self, paths: list[str]) -> None:
-        from indexer.opening import open_index
-        from indexer.reconcile import reconcile
+        from memvault.indexer.opening import open_index
+        from memvault.indexer.reconcile import reconcile
 
         self.close()
         with open_index(self.layout, self.config) as index:
@@ -83,7 +83,7 @@ class LocalRuntime:
             index.embed_waiting()  # texts the cache did not hold (it is capped)
 
     def recalls(self) -> dict[str, tuple[float, int]]:
-        from indexer.manifest import IndexUnavailable, Manifest
+        from memvault.indexer.manifest import IndexUnavailable, Manifest
 
         try:
             manifest = Manifest(self.layout.state_dir / "manifest.sqlite", create=False)
@@ -98,13 +98,13 @@ class LocalRuntime:
         raise UsageError(f"no daemon serves {self.layout.root}: events come from the daemon (memvault daemon start)")
 
     def status(self) -> dict[str, Any]:
-        from indexer.status import vault_status
+        from memvault.indexer.status import vault_status
 
         return vault_status(self.layout)
 
     def verify(self) -> list[str]:
-        from indexer.opening import open_index
-        from indexer.verify import disagreements
+        from memvault.indexer.opening import open_index
+        from memvault.indexer.verify import disagreements
 
         self.close()
         with open_index(self.layout, self.config) as index:
@@ -115,6 +115,6 @@ class LocalRuntime:
             self._searcher.close()
             self._searcher = None
             if self._settled:  # the next no-change `index` can still trust the stores
-                from indexer.quickcheck import record
+                from memvault.indexer.quickcheck import record
 
                 record(self.layout)

@@ -12,35 +12,9 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, Union
+from typing import Any, ClassVar, Self, Union
 
-from vault.errors import MemvaultError, UsageError
-
-if TYPE_CHECKING:
-    from vault.paths import Layout
-
-
-class WriteRuntime(Protocol):
-    """Where a verb that writes notes runs: its vault, and what happens once the notes are written."""
-
-    layout: Layout
-
-    def written(self, paths: list[str]) -> bool:
-        """Notes a verb just wrote: the daemon indexes them before replying (True); locally nothing happens."""
-        ...
-
-
-class EntryRuntime(WriteRuntime, Protocol):
-    """What an entry verb needs of where it runs."""
-
-    def purge(self, paths: list[str]) -> None:
-        """Text was removed from these notes for good: index them now and leave no copy in the index."""
-        ...
-
-    def recalls(self) -> dict[str, tuple[float, int]]:
-        """When each entry (`vault.entries.entry_key`) was last among the hits of a search the daemon served."""
-        ...
-
+from memvault.vault.errors import MemvaultError, UsageError
 
 REGISTRY: dict[str, type[Request]] = {}
 
@@ -123,14 +97,15 @@ class Request(Message):
         return reply.to_json()
 
 
-def parse_request(obj: Any) -> Request:
-    """A socket line's JSON object as the request it names; any fault is one line."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("op"), str):
-        raise UsageError('a request is a JSON object with a string "op"')
-    cls = REGISTRY.get(obj["op"])
-    if cls is None:
-        raise UsageError(f"unknown op {obj['op']!r}; known: {', '.join(sorted(REGISTRY))}")
-    return cls.from_json({k: v for k, v in obj.items() if k != "op"})
+def arg(help: str, default: Any = dataclasses.MISSING) -> Any:
+    """A request field with its help: the generic doors show it as the CLI flag's help and the MCP
+    parameter's description."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def summary(cls: type) -> str:
+    """The first sentence of a class's docstring: a command's help line, a tool's title."""
+    return " ".join((cls.__doc__ or cls.__name__).split("\n\n")[0].split()).rstrip(".")
 
 
 def error_json(exc: MemvaultError) -> dict[str, Any]:

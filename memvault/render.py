@@ -7,9 +7,9 @@ import os
 import time
 from typing import Any, TextIO
 
-from search.hits import SearchResult
-from search.snippet import highlight
-from vault.entries import Entry, clip
+from memvault.search.hits import SearchResult
+from memvault.search.snippet import highlight
+from memvault.vault.entries import Entry, clip
 
 ENTRY_CHARS = 120
 

@@ -18,15 +18,19 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memvault import verbs
 from memvault.api import Vault
-from search.hits import Hit, SearchResult
-from search.options import build_options
-from vault.errors import UsageError
-from vault.paths import Layout
-from vault.scopes import SCOPES, is_vault, route, user_vault_root
+from memvault.search.hits import Hit, SearchResult
+from memvault.search.options import build_options
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
+from memvault.vault.scopes import SCOPES, is_vault, route, user_vault_root
+from memvault.verbs.notes import Note, Remember, Saved
+from memvault.verbs.query import Search
+
+if TYPE_CHECKING:
+    from memvault.verbs.entries import Listed
 
 READ_SCOPES = ("all", *SCOPES)
 
@@ -80,19 +84,24 @@ class Scopes:
         if name == "project" or self.shared:
             return "project", self.project
         if not is_vault(self.user_layout):
-            from vault.daily import vault_lang
+            from memvault.vault.daily import vault_lang
 
             self._user_vault().init(vault_lang(self.project.layout))
             self.created_user = True
         return "user", self._user_vault()
 
+    def saved(self, request: Note | Remember, scope: str | None = None) -> Saved:
+        """Run a save in the vault it routes to (`save`); the reply names that vault as its `scope`."""
+        name, target = self.save(scope, request.key, request.tags)
+        return dataclasses.replace(target.run(request), scope=name)
+
     def search(self, query: str, scope: str = "all", **options: Any) -> list[Hit]:
         """Both vaults' hits (or one scope's), each with its `scope`; options as `Vault.search`."""
         return self.search_result(query, scope, **options).hits
 
-    def search_result(self, query: str | verbs.Search, scope: str = "all", **options: Any) -> SearchResult:
+    def search_result(self, query: str | Search, scope: str = "all", **options: Any) -> SearchResult:
         """The query in every vault of the scope, each hit labelled, the lists merged rank by rank."""
-        request = query if isinstance(query, verbs.Search) else verbs.Search(query, build_options(**options))
+        request = query if isinstance(query, Search) else Search(query, build_options(**options))
         answers = [(name, vault.run(request)) for name, vault in self.read(scope)]
         lists = [[dataclasses.replace(h, scope=name) for h in result.hits] for name, result in answers]
         merged = [hits[i] for i in range(max(map(len, lists), default=0)) for hits in lists if i < len(hits)]
@@ -103,28 +112,30 @@ class Scopes:
                             merged[: request.options.limit], first.terms, first.floor, first.dates)  # fmt: skip
 
     def context(self, query: str | None = None, budget: int | None = None, scope: str = "all") -> dict[str, Any]:
-        """The prompt blocks (`memvault.context`) from every vault of the scope: `text`, and the same as
-        data; `budget` characters (default `memvault.context.DEFAULT_BUDGET`)."""
-        from memvault.context import DEFAULT_BUDGET, Context, render
+        """The prompt blocks (`memvault.verbs.context`) from every vault of the scope: `text`, and the same as
+        data; `budget` characters (default `DEFAULT_BUDGET` there)."""
+        from memvault.verbs.context import DEFAULT_BUDGET, Context, render
 
         budget = DEFAULT_BUDGET if budget is None else budget
         return render([(name, vault.run(Context(query))) for name, vault in self.read(scope)], budget)
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                scope: str = "all", unused_since: str | None = None) -> verbs.Listed:  # fmt: skip
+                scope: str = "all", unused_since: str | None = None) -> Listed:  # fmt: skip
         """Every vault's entries of the scope, each with its `scope`, and the tag counts summed."""
+        from memvault.verbs.entries import Listed, ListEntries
+
         rows: list[dict[str, Any]] = []
         counts: Counter[str] = Counter()
         for name, vault in self.read(scope):
-            listed = vault.run(verbs.ListEntries(section, tag, key, unused_since))
+            listed = vault.run(ListEntries(section, tag, key, unused_since))
             rows += [{"scope": name, **row} for row in listed.entries]
             counts.update(listed.tags)
-        return verbs.Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+        return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 
     def export(self, scope: str = "all") -> dict[str, Any]:
         """memvault's export document (`vault.exchange.export_document`) of every vault of the scope,
         each entry labelled with its `scope`."""
-        from vault.exchange import export_document
+        from memvault.vault.exchange import export_document
 
         rows = [{"scope": name, **entry} for name, vault in self.read(scope) for entry in vault.export()]
         return export_document(rows)

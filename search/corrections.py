@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexer.filters import FilterSpec
-from indexer.index import Index
-from vault.correct import correction_notes, nearest_correction
-from vault.entries import entries_in
-from vault.paths import Layout
-
-Fused = tuple[str, float, dict[str, int], dict[str, float]]
+from memvault.indexer.filters import FilterSpec
+from memvault.indexer.index import Index
+from memvault.search.fusion import Fused
+from memvault.vault.correct import correction_notes, nearest_correction
+from memvault.vault.entries import entries_in
+from memvault.vault.paths import Layout
 
 
 def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str | None:
@@ -38,7 +37,8 @@ def follow_corrections(
     """`fused` with each superseded chunk's correction placed right above it (unless it ranks above
     already, or a filter leaves it out); `payloads` (by chunk id) gains the corrections brought in."""
     out = list(fused)
-    for cid, score, _, _ in fused:
+    for candidate in fused:
+        cid = candidate.chunk_id
         payload = payloads.get(cid) or {}
         if not payload.get("superseded"):
             continue
@@ -47,10 +47,11 @@ def follow_corrections(
             payloads.update(index.payloads([fix]))
         if fix is None or fix not in payloads or (flt is not None and not flt.matches(payloads[fix])):
             continue
-        ids = [f[0] for f in out]
+        ids = [f.chunk_id for f in out]
         old = ids.index(cid)
         if fix in ids and ids.index(fix) < old:
             continue
-        ranks, scores = ({}, {}) if fix not in ids else out.pop(ids.index(fix))[2:]
-        out.insert(old, (fix, score, ranks, scores))
+        moved = out.pop(ids.index(fix)) if fix in ids else None  # moved up: it keeps its ranks and scores
+        ranks, scores = (moved.ranks, moved.scores) if moved is not None else ({}, {})
+        out.insert(old, Fused(fix, candidate.score, ranks, scores))
     return out

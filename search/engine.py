@@ -15,27 +15,27 @@ from typing import Any
 
 import numpy as np
 
-from indexer.config import IndexConfig
-from indexer.embedder import EmbedderError
-from indexer.embedders import relevance_floor
-from indexer.filters import iso_day
-from indexer.index import Index
-from indexer.opening import open_index
-from indexer.tokenizer import tokenize
-from indexer.vectors import StoreError
-from search.corrections import follow_corrections
-from search.dates import DateWords, read_dates
-from search.fallback import substring_search
-from search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
-from search.hits import Hit, SearchResult
-from search.mmr import chunk_vectors, mmr
-from search.options import DATES_AUTO, SearchOptions
-from search.scripts import dense_top
-from search.snippet import make_snippet, match_terms
-from search.time import boost_factor, decay_factor, newest_daily, reweigh
-from vault.cjk import cjk_share
-from vault.errors import UsageError
-from vault.paths import Layout
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.embedders import relevance_floor
+from memvault.indexer.embedders.base import EmbedderError
+from memvault.indexer.filters import FilterSpec, iso_day
+from memvault.indexer.index import Index
+from memvault.indexer.opening import open_index
+from memvault.indexer.tokenizer import tokenize
+from memvault.indexer.vectors import StoreError
+from memvault.search.corrections import follow_corrections
+from memvault.search.dates import DateWords, read_dates
+from memvault.search.fallback import substring_search
+from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
+from memvault.search.hits import Hit, SearchResult
+from memvault.search.mmr import chunk_vectors, mmr
+from memvault.search.options import DATES_AUTO, SearchOptions
+from memvault.search.scripts import dense_top
+from memvault.search.snippet import make_snippet, match_terms
+from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
+from memvault.vault.cjk import cjk_share
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
 
 DEPTH = 20
 QUERY_CACHE = 256
@@ -126,23 +126,6 @@ class Searcher:
                 "applied": applied}  # fmt: skip
         return (words if applied != "none" else None), info
 
-    def _reranked(
-        self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]
-    ) -> list[Fused]:
-        """Decay and the date boost (on the fused score, then re-sorted). The boost doubles a score, which
-        was measured on RRF's scores (LoCoMo 1-4 nDCG@10 0.712 -> 0.731); a score fusion's spread is
-        another, so with one the boost acts on the fused order as RRF would: 1/(k + fused rank)."""
-        assert self.index is not None
-        if boost is not None and opts.fusion != "rrf":
-            fused = [(f[0], 1.0 / (RRF_K + r), f[2], f[3]) for r, f in enumerate(fused, start=1)]
-        factors = []
-        if opts.decay is not None:
-            half_life, reference = opts.decay, newest_daily(self.index.manifest.newest_date("daily"))
-            factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))
-        if boost is not None:
-            factors.append(lambda cid: boost_factor(payloads.get(cid), boost.start, boost.end))
-        return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
-
     def _vector_share(self) -> tuple[float, str | None]:
         """While a new vault's vectors come in, the dense ranking covers only the chunks embedded so
         far: its fusion weight is scaled by that share (SciFact, a quarter embedded: hybrid at equal
@@ -156,15 +139,36 @@ class Searcher:
         return done / total, f"vectors for {done} of {total} chunks so far: the dense ranking weighs {done / total:.0%}"
 
     def _indexed(self, query: str, tokens: list[str], opts: SearchOptions, terms: tuple[str, ...]) -> SearchResult:
+        """A query ranked from the index, one stage a line, in the order they run; each stage is the method
+        of that name below. What a stage leaves out, no later stage sees."""
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
         words, dates = self._date_words(query, opts)
-        filters = opts.filters
-        if words is not None and dates is not None and dates["applied"] == "filter":
-            filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
-        flt = None if filters.is_empty() else filters
+        flt = _filter(opts, words, dates)
+        found = self._retrieve(query, tokens, opts, depth, flt)
+        if found.fallback is not None:
+            return self._substring(query, opts, found.fallback, terms)
+        source, fused = _fuse(found, opts)
+        payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
+        fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
+        fused, floor, reason = self._floor(fused, found, opts, depth)
+        fused = self._diversify(fused, opts, payloads)
+        fused = self._corrections(fused, flt, payloads)
+        hits = self._hits(fused, opts, payloads, terms)
+        return SearchResult(query, source, reason, hits, terms, floor, dates)
+
+    # the stages of `_indexed`, in the order they run -----------------------------------------------
+
+    def _retrieve(
+        self, query: str, tokens: list[str], opts: SearchOptions, depth: int, flt: FilterSpec | None
+    ) -> _Retrieved:
+        """Each retriever's own ranked list, `depth` long: BM25 on the query's tokens, the dense one on
+        its vector. The answer says why a retriever the mode asks for did not take part: a model that
+        does not cover the query's script, or an embedder that failed; hybrid then answers with BM25
+        alone, while `--mode vector` has nothing left and falls back to the files."""
+        assert self.index is not None
         ranked: dict[str, list[tuple[str, float]]] = {}
-        reason = None
+        reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
             ranked["bm25"] = self.index.bm25_top(tokens, depth, flt)  # repeated tokens count, as in rank-bm25
         vector_wanted = opts.mode == "vector" or (opts.mode == "hybrid" and self._vector_helps(query))
@@ -175,7 +179,7 @@ class Searcher:
                 vector = self._embed_query(query)
             except EmbedderError as exc:
                 if opts.mode == "vector":
-                    return self._substring(query, opts, f"embedder unavailable: {exc}", terms)
+                    return _Retrieved(ranked, reason, share, fallback=f"embedder unavailable: {exc}")
                 reason = f"embedder unavailable, BM25 only: {exc}"
             else:
                 ranked["vector"] = (  # across scripts in the fusion; `--mode vector` is the model's own ranking
@@ -185,44 +189,111 @@ class Searcher:
                 )
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
-        if len(ranked) == 2:
-            weights = {"vector": opts.w_vector * share, "bm25": opts.w_bm25}
-            fused = rrf(ranked, weights, opts.rrf_k) if opts.fusion == "rrf" else convex(ranked, weights, opts.fusion)
-            source = "hybrid"
-        else:
-            source, items = next(iter(ranked.items()))
-            fused = [(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
-        payloads = self.index.payloads([f[0] for f in fused])  # the rows of the candidates, never of the vault
-        fused = self._reranked(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
+        return _Retrieved(ranked, reason, share)
+
+    def _time(
+        self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]
+    ) -> list[Fused]:
+        """Decay and the date boost (on the fused score, then re-sorted), so recent notes and the days
+        a query names rise. The boost doubles a score, which was measured on RRF's scores (LoCoMo 1-4
+        nDCG@10 0.712 -> 0.731); a score fusion's spread is another, so with one the boost acts on the
+        fused order as RRF would: 1/(k + fused rank)."""
+        assert self.index is not None
+        if boost is not None and opts.fusion != "rrf":
+            fused = [f._replace(score=1.0 / (RRF_K + r)) for r, f in enumerate(fused, start=1)]
+        factors = []
+        if opts.decay is not None:
+            half_life, reference = opts.decay, newest_daily(self.index.manifest.newest_date("daily"))
+            factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))
+        if boost is not None:
+            factors.append(lambda cid: boost_factor(payloads.get(cid), boost.start, boost.end))
+        return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
+
+    def _floor(
+        self, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int
+    ) -> tuple[list[Fused], dict[str, Any] | None, str | None]:
+        """The candidates good enough to show, so a query nothing answers gets few hits or none rather
+        than the least bad chunks: `--threshold` on the fused score, then `--min-similarity` on the
+        cosine (a number, or the model's calibrated floor for "auto"). Returns them, the floor's
+        counts for the answer, and its reason (which says so when no dense list was there to cut on)."""
+        assert self.index is not None
         if opts.threshold is not None:
-            fused = [f for f in fused if f[1] >= opts.threshold]
-        floor = None
-        if opts.min_similarity is not None and "vector" not in ranked:
-            reason = "; ".join(
-                filter(None, [reason, "no dense scores for this query: the similarity floor was not applied"])
-            )
-        elif opts.min_similarity is not None:
-            cut = opts.min_similarity
-            cut = relevance_floor(self.index.embedder.name) if cut == "auto" else float(cut)
-            candidates = len(fused)
-            fused = above_floor(fused, ranked["vector"], depth, cut)
-            floor = {"min_similarity": cut, "passed": len(fused), "candidates": candidates}
-        if opts.mmr is not None:
-            fused = mmr(fused, chunk_vectors(self.index, payloads, [f[0] for f in fused]), opts.mmr)
-        fused = follow_corrections(fused, self.index, self.layout, flt, payloads)
-        paths = ((f[0], payloads[f[0]]["path"] if f[0] in payloads else None) for f in fused)
+            fused = [f for f in fused if f.score >= opts.threshold]
+        if opts.min_similarity is None:
+            return fused, None, found.reason
+        if "vector" not in found.ranked:
+            unfloored = "no dense scores for this query: the similarity floor was not applied"
+            return fused, None, "; ".join(filter(None, [found.reason, unfloored]))
+        cut = opts.min_similarity
+        cut = relevance_floor(self.index.embedder.name) if cut == "auto" else float(cut)
+        passed = above_floor(fused, found.ranked["vector"], depth, cut)
+        return passed, {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}, found.reason
+
+    def _diversify(self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any]) -> list[Fused]:
+        """With `--mmr`, the candidates in MMR order, so the hits are not near-copies of one another
+        (search.mmr), compared by their cached vectors; without it, the order as it stands."""
+        assert self.index is not None
+        if opts.mmr is None:
+            return fused
+        return mmr(fused, chunk_vectors(self.index, payloads, [f.chunk_id for f in fused]), opts.mmr)
+
+    def _corrections(self, fused: list[Fused], flt: FilterSpec | None, payloads: dict[str, Any]) -> list[Fused]:
+        """The newer fact wins: each superseded entry's correction goes right above it, brought in if no
+        retriever found it (search.corrections). Last of the reorderings, so none moves the two apart;
+        `payloads` gains the rows of the corrections brought in."""
+        assert self.index is not None
+        return follow_corrections(fused, self.index, self.layout, flt, payloads)
+
+    def _hits(
+        self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any], terms: tuple[str, ...]
+    ) -> list[Hit]:
+        """What the caller gets: at most `per_doc` hits a note and `limit` in all, each with its lines,
+        heading, text and a snippet around the query's words. Only the kept chunks' rows are read; a
+        candidate without a payload or a row is left out."""
+        assert self.index is not None
+        paths = ((f.chunk_id, payloads[f.chunk_id]["path"] if f.chunk_id in payloads else None) for f in fused)
         keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
         rows = self.index.chunk_rows(keep)
-        info = {f[0]: f for f in fused}
+        by_id = {f.chunk_id: f for f in fused}
         wanted = match_terms(terms)
         hits = []
         for cid in keep:
             row = rows.get(cid)
             if row is None:
                 continue
-            snippet = make_snippet(row.text, wanted)
-            _, score, ranks, scores = info[cid]
-            hits.append(
-                Hit(row.path, row.start_line, row.end_line, row.heading, row.text, score, snippet, ranks, scores, cid)
-            )
-        return SearchResult(query, source, reason, hits, terms, floor, dates)
+            f, snippet = by_id[cid], make_snippet(row.text, wanted)
+            hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, f.score, snippet,
+                            f.ranks, f.scores, cid))  # fmt: skip
+        return hits
+
+
+@dataclasses.dataclass(frozen=True)
+class _Retrieved:
+    """What the retrieve stage hands on: each retriever's ranked (chunk id, score) list by name."""
+
+    ranked: dict[str, list[tuple[str, float]]]
+    reason: str | None  # for the answer: a retriever left out, or a dense list still partial
+    share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
+    fallback: str | None = None  # why the files answer instead: no retriever could rank the query
+
+
+def _filter(opts: SearchOptions, words: DateWords | None, dates: dict[str, Any] | None) -> FilterSpec | None:
+    """The filter the retrievers and the corrections obey: the options' own, narrowed to the range the
+    query's date words name when they act as a filter; None when it filters nothing."""
+    filters = opts.filters
+    if words is not None and dates is not None and dates["applied"] == "filter":
+        filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
+    return None if filters.is_empty() else filters
+
+
+def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
+    """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused as
+    the options say (search.fusion), the dense weight scaled by the share of chunks embedded so far;
+    with one, its own list in its own order, its score as the fused score."""
+    if len(found.ranked) == 2:
+        weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
+        if opts.fusion == "rrf":
+            return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
+        return "hybrid", convex(found.ranked, weights, opts.fusion)
+    source, items = next(iter(found.ranked.items()))
+    return source, [Fused(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]

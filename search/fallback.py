@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from indexer.filters import FilterSpec, payload_for
-from indexer.tokenizer import tokenize
-from search.fusion import cap_per_doc
-from search.hits import Hit
-from search.snippet import make_snippet, match_terms
-from vault.chunking import chunk_note
-from vault.errors import NoteReadError
-from vault.fileio import read_note
-from vault.model import Chunk, Note
-from vault.notes import parse_note
-from vault.paths import Layout
-from vault.scan import FileEntry, scan_vault
+from memvault.indexer.filters import FilterSpec, payload_for
+from memvault.indexer.tokenizer import tokenize
+from memvault.search.fusion import cap_per_doc
+from memvault.search.hits import Hit
+from memvault.search.snippet import make_snippet, match_terms
+from memvault.vault.chunking import chunk_note
+from memvault.vault.errors import NoteReadError
+from memvault.vault.fileio import read_note
+from memvault.vault.model import Chunk, Note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+from memvault.vault.scan import FileEntry, scan_vault
 
 MEMORY_SCORE, NOTE_SCORE = 0.7, 0.5
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 RRF_K = 60
 # Chosen by `python -m bench fusion` (bench/results/README.md, issue 18): z-scores at equal weights, with
@@ -22,12 +23,22 @@ FUSIONS = ("zscore", "minmax", "rrf")
 FUSION = "zscore"
 
 
+class Fused(NamedTuple):
+    """One candidate chunk as the stages after fusion pass it on: its fused score (what the date boost,
+    decay, the floor and MMR act on), and each retriever's rank and raw score, kept so a hit shows why."""
+
+    chunk_id: str
+    score: float
+    ranks: dict[str, int]  # retriever -> 1-based rank in its own list
+    scores: dict[str, float]  # retriever -> its raw score (BM25, cosine)
+
+
 def rrf(
     ranked: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float] = WEIGHTS,
     k: int = RRF_K,
-) -> list[tuple[str, float, dict[str, int], dict[str, float]]]:
-    """Fuse ranked lists of (id, score); returns (id, fused score, ranks, raw scores), best first."""
+) -> list[Fused]:
+    """Fuse ranked lists of (id, score) into `Fused` candidates, best first."""
     return _fuse(ranked, weights, lambda w, scores: [w / (k + rank) for rank in range(1, len(scores) + 1)])
 
 
@@ -35,7 +46,7 @@ def _fuse(
     ranked: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float],
     terms: Callable[[float, list[float]], list[float]],
-) -> list[tuple[str, float, dict[str, int], dict[str, float]]]:
+) -> list[Fused]:
     """The sum over retrievers of what `terms` makes of each one's weight and list (a chunk a
     retriever did not keep adds nothing), best first; ties go to the better rank, then the id."""
     fused: dict[str, float] = {}
@@ -49,10 +60,7 @@ def _fuse(
             ranks.setdefault(item_id, {})[source] = rank
             scores.setdefault(item_id, {})[source] = score
     order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
-    return [(i, fused[i], ranks[i], scores[i]) for i in order]
-
-
-Fused = tuple[str, float, dict[str, int], dict[str, float]]
+    return [Fused(i, fused[i], ranks[i], scores[i]) for i in order]
 
 
 def _minmax(values: Sequence[float]) -> list[float]:
@@ -87,7 +95,9 @@ def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: i
     rank has a cosine at most the lowest it ranked: it is kept only when its full list (`depth`
     long) stayed above the floor, so nothing shows the hit is below it."""
     unranked_may_pass = len(dense) >= depth and bool(dense) and min(s for _, s in dense) >= floor
-    return [f for f in fused if f[3].get("vector", -2.0) >= floor or ("vector" not in f[3] and unranked_may_pass)]
+    return [
+        f for f in fused if f.scores.get("vector", -2.0) >= floor or ("vector" not in f.scores and unranked_may_pass)
+    ]
 
 
 def cap_per_doc(items: Iterable[tuple[str, str]], per_doc: int, limit: int) -> list[str]:

@@ -39,7 +39,15 @@ class Hit:
             "score": round(self.score, 6),
             "ranks": self.ranks,
             "scores": {k: round(v, 6) for k, v in self.scores.items()},
+            "text": self.text,
+            "chunk_id": self.chunk_id,
         }
+
+    @classmethod
+    def from_json(cls, h: dict[str, Any]) -> Hit:
+        """A hit from its public shape: the same hit, whichever process ranked it."""
+        return cls(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), h.get("text", ""), h["score"],
+                   h["snippet"], h["ranks"], h["scores"], h.get("chunk_id", ""), h.get("scope"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -68,12 +76,8 @@ class SearchResult:
 
     @classmethod
     def from_json(cls, reply: dict[str, Any]) -> SearchResult:
-        """Rebuild a result from its public shape (hits carry their snippet, not the whole chunk text)."""
-        hits = [
-            Hit(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), "", h["score"], h["snippet"],
-                h["ranks"], h["scores"], scope=h.get("scope"))
-            for h in reply["hits"]
-        ]  # fmt: skip
+        """Rebuild a result from its public shape."""
+        hits = [Hit.from_json(h) for h in reply["hits"]]
         return cls(reply["query"], reply["source"], reply["reason"], hits, tuple(reply.get("terms", ())),
                    reply.get("floor"), reply.get("dates"))  # fmt: skip
 
@@ -81,7 +85,8 @@ class SearchResult:
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
 HIT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["path", "start_line", "end_line", "heading", "snippet", "score", "ranks", "scores"],
+    "required": ["path", "start_line", "end_line", "heading", "snippet", "score", "ranks", "scores", "text",
+                 "chunk_id"],
     "properties": {
         "scope": {"type": "string", "enum": ["project", "user"]},  # which vault (when both were read)
         "path": {"type": "string"},
@@ -92,6 +97,8 @@ HIT_SCHEMA: dict[str, Any] = {
         "score": {"type": "number"},
         "ranks": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        "text": {"type": "string"},  # the whole chunk the snippet is cut from
+        "chunk_id": {"type": "string"},  # the index's id of that chunk ("" from the substring fallback)
     },
 }
 RESULT_SCHEMA: dict[str, Any] = {

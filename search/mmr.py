@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.index import Index
-from search.fusion import Fused
+from memvault.indexer.index import Index
+from memvault.search.fusion import Fused
 
 
 def chunk_vectors(index: Index, payloads: Mapping[str, Mapping[str, Any]], ids: list[str]) -> dict[str, np.ndarray]:
@@ -31,12 +31,12 @@ def mmr(fused: list[Fused], vectors: Mapping[str, np.ndarray], lam: float) -> li
     n = len(fused)
     if n < 3:
         return list(fused)
-    scores = np.array([f[1] for f in fused], dtype=np.float64)
+    scores = np.array([f.score for f in fused], dtype=np.float64)
     relevance = scores / scores.max() if scores.max() > 0 else np.ones(n)
     dim = next((len(v) for v in vectors.values()), 1)
     unit = np.zeros((n, dim))
     for i, f in enumerate(fused):
-        vector = vectors.get(f[0])
+        vector = vectors.get(f.chunk_id)
         if vector is not None and (norm := float(np.linalg.norm(vector))) > 0:
             unit[i] = vector / norm
     similarity = unit @ unit.T

@@ -16,10 +16,10 @@ import dataclasses
 
 import numpy as np
 
-from indexer.embedders import script_bias
-from indexer.filters import FilterSpec
-from indexer.index import Index
-from vault.cjk import SCRIPTS, script_of
+from memvault.indexer.embedders import script_bias
+from memvault.indexer.filters import FilterSpec
+from memvault.indexer.index import Index
+from memvault.vault.cjk import SCRIPTS, script_of
 
 
 def dense_top(

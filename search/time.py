@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from search.fusion import Fused
+from memvault.search.fusion import Fused
 
 # an in-range hit's fused score is doubled: it passes every out-of-range hit that a retriever did
 # not rank about 35 places higher (RRF with k 60)
@@ -45,6 +45,6 @@ def boost_factor(payload: Mapping[str, Any] | None, start: dt.date, end: dt.date
 
 def reweigh(fused: list[Fused], factor: Callable[[str], float]) -> list[Fused]:
     """Each fused score times `factor(id)`, best first again (ties keep their order)."""
-    scaled = [(cid, score * factor(cid), ranks, scores) for cid, score, ranks, scores in fused]
-    order = sorted(range(len(scaled)), key=lambda i: (-scaled[i][1], i))
+    scaled = [f._replace(score=f.score * factor(f.chunk_id)) for f in fused]
+    order = sorted(range(len(scaled)), key=lambda i: (-scaled[i].score, i))
     return [scaled[i] for i in order]

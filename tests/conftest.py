@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vault.paths import Layout
+from memvault.vault.paths import Layout
 
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
 

@@ -8,9 +8,9 @@ import hashlib
 
 import pytest
 
-from vault.errors import NoteReadError
-from vault.fileio import read_note
-from vault.notes import parse_note
+from memvault.vault.errors import NoteReadError
+from memvault.vault.fileio import read_note
+from memvault.vault.notes import parse_note
 
 
 def test_broken_frontmatter_is_read_as_text_with_file_and_line(layout, cli):

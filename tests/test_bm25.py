@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from indexer import bm25
+from memvault.indexer import bm25
 
 VOCAB = ["a", "b", "c", "d", "e", "f", "g", "向量", "存储", "引擎"]
 docs_st = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=12)

@@ -6,8 +6,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault.chunking import MAX_TOKENS, chunk_note, estimate_tokens
-from vault.notes import parse_note
+from memvault.vault.chunking import MAX_TOKENS, chunk_note, estimate_tokens
+from memvault.vault.notes import parse_note
 
 ZH_SENTENCE = "我们在周二的会议上决定把向量存储换成嵌入式引擎，因为它启动快、占用内存少，而且不需要单独的服务进程。"
 EN_PARAGRAPH = " ".join(["The daemon watches the vault and indexes changed chunks incrementally."] * 6)

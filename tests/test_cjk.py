@@ -3,7 +3,7 @@ benchmark figure depend on them."""
 
 from __future__ import annotations
 
-from vault.cjk import CJK_LETTER, CJK_RUN, CJK_WIDE, cjk_share
+from memvault.vault.cjk import CJK_LETTER, CJK_RUN, CJK_WIDE, cjk_share
 
 
 def test_the_classes_are_pinned():

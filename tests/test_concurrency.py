@@ -6,9 +6,9 @@ import datetime as dt
 import multiprocessing as mp
 from pathlib import Path
 
-from vault.daily import append_daily
-from vault.memory_file import init_vault, list_sections, remember
-from vault.paths import Layout
+from memvault.vault.daily import append_daily
+from memvault.vault.memory_file import init_vault, list_sections, remember
+from memvault.vault.paths import Layout
 
 WRITERS, EACH = 8, 100
 

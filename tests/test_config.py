@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.config import IndexConfig
-from vault.config import CONFIG_FILE, Settings, env, load_settings
-from vault.errors import UsageError
+from memvault.indexer.config import IndexConfig
+from memvault.vault.config import CONFIG_FILE, Settings, env, load_settings
+from memvault.vault.errors import UsageError
 
 ENV = ("MEMVAULT_EMBEDDER", "MEMVAULT_TOKENIZER", "MEMVAULT_QDRANT_URL", "QDRANT_API_KEY", "MEMVAULT_COLLECTION",
        "MEMVAULT_CACHE", "XDG_CACHE_HOME")  # fmt: skip

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from memvault.vault.entries import clip, says_same
 from tests.reliability.conftest import HASH_ENV
-from vault.entries import clip, says_same
 
 LONG = "Prefers answers that start with the result " + "and then explain why " * 20
 

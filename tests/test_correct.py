@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from memvault.vault.chunking import chunk_note
+from memvault.vault.notes import parse_note
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
-from vault.chunking import chunk_note
-from vault.notes import parse_note
 
 OLD = "Prefers Vue 3 + TypeScript for front ends"
 

@@ -293,9 +293,10 @@ def test_python_api_goes_through_the_daemon(daemon):
     from memvault import Vault
 
     with Vault(daemon.root) as v:
-        path = v.note("API note about the sailing club")
-        assert path.parent == daemon.daily_dir
+        saved = v.note("API note about the sailing club")
+        assert (v.root / saved.path).parent == daemon.daily_dir and saved.indexed and saved.section == "daily"
         result = v.search_result("sailing club", kind="daily", date_from="2000-01-01")
         assert result.source == "hybrid" and "sailing club" in result.hits[0].snippet
+        assert "sailing club" in result.hits[0].text and result.hits[0].chunk_id  # nothing lost on the wire
         assert v.status()["pid"] == int(pid_path(daemon).read_text())
         assert v.index().files_scanned >= 2

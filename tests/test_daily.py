@@ -3,8 +3,8 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 
-from vault.daily import append_daily
-from vault.memory_file import init_vault
+from memvault.vault.daily import append_daily
+from memvault.vault.memory_file import init_vault
 
 NOON = dt.datetime(2026, 3, 4, 12, 30)
 

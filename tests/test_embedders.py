@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from indexer.embedder import EmbedderError
-from indexer.embedders import load_embedder
+from memvault.indexer.embedders import load_embedder
+from memvault.indexer.embedders.base import EmbedderError
 
 PASSAGES = [
     "向量数据库用于存储嵌入向量并进行相似度搜索。",

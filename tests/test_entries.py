@@ -7,10 +7,10 @@ import datetime as dt
 import json
 import re
 
+from memvault.vault.entries import iter_entries, normalise
+from memvault.vault.notes import parse_note
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
-from vault.entries import iter_entries, normalise
-from vault.notes import parse_note
 
 MEMORY = """---
 tags: [me]

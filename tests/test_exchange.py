@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from memvault.vault import saving
+from memvault.vault.entries import normalise
+from memvault.vault.exchange import import_file
+from memvault.vault.memory_file import init_vault
+from memvault.vault.paths import Layout
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
-from vault import saving
-from vault.entries import normalise
-from vault.exchange import import_file
-from vault.memory_file import init_vault
-from vault.paths import Layout
 
 TODAY = dt.date.today().isoformat()
 PAST_DAY = """---

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import pytest
 
-from vault.proposals import find_candidates
+from memvault.vault.proposals import find_candidates
 
 DATA = json.loads((Path(__file__).parent / "data" / "conversations.json").read_text(encoding="utf-8"))
 

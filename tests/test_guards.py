@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from vault.errors import GuardError, PathError, UsageError
-from vault.guards import MAX_ENTRY_CHARS, check_entry, check_section_name
-from vault.paths import inside
+from memvault.vault.errors import GuardError, PathError, UsageError
+from memvault.vault.guards import MAX_ENTRY_CHARS, check_entry, check_section_name
+from memvault.vault.paths import inside
 
 SECRETS = [
     "my key is sk-proj-abcdefghijklmnopqrstuvwx123",

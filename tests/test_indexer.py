@@ -9,19 +9,19 @@ import sys
 import numpy as np
 import pytest
 
-from indexer.config import IndexConfig
-from indexer.embed_cache import EmbedCache
-from indexer.embedders import DEFAULT_EMBEDDER, load_embedder
-from indexer.filters import FilterSpec
-from indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
-from indexer.opening import open_index
-from indexer.reconcile import reconcile
-from indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
-from indexer.tokenizer import Tokenizer, tokenize
-from indexer.vectors import StoreLocked
-from indexer.verify import disagreements
-from vault.cjk import cjk_share
-from vault.errors import UsageError
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.embed_cache import EmbedCache
+from memvault.indexer.embedders import DEFAULT_EMBEDDER, load_embedder
+from memvault.indexer.filters import FilterSpec
+from memvault.indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
+from memvault.indexer.opening import open_index
+from memvault.indexer.reconcile import reconcile
+from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
+from memvault.indexer.tokenizer import Tokenizer, tokenize
+from memvault.indexer.vectors import StoreLocked
+from memvault.indexer.verify import disagreements
+from memvault.vault.cjk import cjk_share
+from memvault.vault.errors import UsageError
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 用户偏好\n\n- 回答尽量简洁，先给结论。\n\n"
@@ -361,8 +361,9 @@ def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
         [
             sys.executable,
             "-c",
-            "import sys; from indexer.opening import open_index; from indexer.verify import disagreements;"
-            "from vault.paths import Layout; from pathlib import Path;"
+            "import sys; from memvault.indexer.opening import open_index;"
+            "from memvault.indexer.verify import disagreements; from memvault.vault.paths import Layout;"
+            "from pathlib import Path;"
             "i = open_index(Layout(Path(sys.argv[1]))); print(disagreements(i)); i.close()",
             str(vault.root),
         ],

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from vault.memory_file import init_vault, list_sections
-from vault.templates import MEMORY_SECTIONS
+from memvault.vault.memory_file import init_vault, list_sections
+from memvault.vault.templates import MEMORY_SECTIONS
 
 
 def test_init_creates_daily_and_memory_with_predefined_sections(layout, cli):

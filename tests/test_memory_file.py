@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from vault.errors import UsageError
-from vault.memory_file import SAVE_TYPES, init_vault, list_sections, remember, rewrite
-from vault.templates import MEMORY_SECTIONS
+from memvault.vault.errors import UsageError
+from memvault.vault.memory_file import SAVE_TYPES, init_vault, list_sections, remember, rewrite
+from memvault.vault.templates import MEMORY_SECTIONS
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

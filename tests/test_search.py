@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jsonschema
 import pytest
 
-from indexer.opening import open_index
 from memvault import Vault
-from search.hits import RESULT_SCHEMA
+from memvault.indexer.opening import open_index
+from memvault.search.hits import RESULT_SCHEMA, SearchResult
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 架构决策\n\n- 向量存储默认使用嵌入式引擎，启动快、内存占用少。\n"
@@ -176,7 +177,11 @@ def test_python_api(layout):
         hits = v.search("dark mode editor", limit=3)
         assert hits[0].path == "MEMORY.md" and "dark mode" in hits[0].snippet
         assert v.search("staging", kind="daily")[0].path.startswith("daily/")
-        assert v.search_result("staging", mode="bm25").source == "bm25"
+        local = v.search_result("staging", mode="bm25")
+        assert local.source == "bm25" and local.hits[0].chunk_id and "staging" in local.hits[0].text
+        wire = SearchResult.from_json(json.loads(json.dumps(local.to_json())))  # what a daemon's client rebuilds
+        assert [dataclasses.replace(h, score=0.0, scores={}) for h in wire.hits] == [
+            dataclasses.replace(h, score=0.0, scores={}) for h in local.hits]
         v.note("A second note about staging.")
         assert v.index().files_changed == 1  # index() releases the searcher's lock first
         assert len(v.search("staging", kind="daily", per_doc=0)) == 2
@@ -185,8 +190,8 @@ def test_python_api(layout):
 def test_index_breaking_after_open_falls_back_to_substring(indexed):
     import sqlite3
 
-    from search.engine import Searcher
-    from search.options import build_options
+    from memvault.search.engine import Searcher
+    from memvault.search.options import build_options
 
     with Searcher.open(indexed) as searcher:
         assert searcher.search("爬山", build_options(mode="bm25")).source == "bm25"
@@ -204,7 +209,7 @@ def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cl
     search asks the dense retriever about each script apart and raises the other script's cosines by
     the measured bias, so the Chinese note is in the dense top 3 although more than 20 English notes
     outscore it on raw cosine. `--mode vector` stays the model's own ranking."""
-    from indexer.embedders import SCRIPT_BIAS, load_embedder
+    from memvault.indexer.embedders import SCRIPT_BIAS, load_embedder
 
     services = ["search", "login", "invoice", "shipping", "chat", "analytics", "payroll", "catalog", "review",
                 "inventory", "booking", "ticketing", "profile", "reporting", "pricing", "refund", "tax",
@@ -230,7 +235,7 @@ def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cl
 
 
 def test_score_fusion_normalises_each_retriever_over_its_own_list():
-    from search.fusion import convex
+    from memvault.search.fusion import convex
 
     ranked = {"bm25": [("a", 10.0), ("b", 5.0), ("c", 0.0)], "vector": [("b", 0.9), ("d", 0.7)]}
     minmax = convex(ranked, {"bm25": 0.5, "vector": 0.5}, "minmax")

@@ -9,10 +9,10 @@ import json
 import jsonschema
 import pytest
 
-from search.dates import read_dates
-from search.hits import RESULT_SCHEMA
-from search.options import SearchOptions, build_options, options_from
-from vault.errors import UsageError
+from memvault.search.dates import read_dates
+from memvault.search.hits import RESULT_SCHEMA
+from memvault.search.options import SearchOptions, build_options, options_from
+from memvault.vault.errors import UsageError
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ import json
 import re
 from pathlib import Path
 
-from vault.fileio import atomic_write, vault_lock
-from vault.paths import DAILY_DIR, Layout, daily_notes
+from memvault.vault.fileio import atomic_write, vault_lock
+from memvault.vault.paths import DAILY_DIR, Layout, daily_notes
 
 CATALOG_DIR = "catalog"
 _RETIRED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md\.(\d{8}T\d{6,12})\.bak$")
@@ -45,7 +45,7 @@ def _retired(layout: Layout) -> dict[dt.date, Path]:
 
 
 def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
-    from vault.days import read_day, summary_of  # parsing notes (frontmatter) only when a year is rebuilt
+    from memvault.vault.days import read_day, summary_of  # parsing notes (frontmatter) only when a year is rebuilt
 
     note = read_day(layout, path, f"{DAILY_DIR}/{day.isoformat()}.md")
     return (summary_of(note) if note is not None else None) or ""

@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from vault.cjk import CJK_WIDE
-from vault.days import SUMMARY_KEY, summary_of
-from vault.entries import ITEM, field_in
-from vault.model import Chunk, Note
-from vault.sections import iter_headings, outside_fences
+from memvault.vault.cjk import CJK_WIDE
+from memvault.vault.days import SUMMARY_KEY, summary_of
+from memvault.vault.entries import ITEM, field_in
+from memvault.vault.model import Chunk, Note
+from memvault.vault.sections import iter_headings, outside_fences
 
 VERSION = "c3"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from vault.errors import UsageError
+from memvault.vault.errors import UsageError
 
 CONFIG_FILE = "memvault.toml"
 DEBOUNCE_S = 1.5  # the watcher's quiet window per path

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vault.entries import clip
-from vault.errors import GuardError, UsageError
-from vault.guards import MAX_ENTRY_CHARS, check_entry
+from memvault.vault.entries import clip
+from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.guards import MAX_ENTRY_CHARS, check_entry
 
 QUOTE_CHARS = 160  # each message as the summary quotes it
 LAST = 5

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from vault.daily import append_daily
-from vault.entries import Entry, check_tag, tags_in, vault_entries
-from vault.errors import NoteReadError, UsageError
-from vault.faults import crash_point
-from vault.forget import select
-from vault.paths import Layout
-from vault.supersede import mark_superseded, pointer
+from memvault.vault.daily import append_daily
+from memvault.vault.entries import Entry, check_tag, tags_in, vault_entries
+from memvault.vault.errors import NoteReadError, UsageError
+from memvault.vault.faults import crash_point
+from memvault.vault.forget import select
+from memvault.vault.paths import Layout
+from memvault.vault.supersede import mark_superseded, pointer
 
 T = TypeVar("T")
 

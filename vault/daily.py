@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from vault.errors import UsageError
-from vault.fileio import split_lines
-from vault.paths import Layout, inside
-from vault.saving import BatchSaved, NewEntry, Saved, save_batch, save_entry
-from vault.templates import DAILY_SECTIONS, daily_template, detect_lang
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import split_lines
+from memvault.vault.paths import Layout, inside
+from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
+from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang
 
 
 def vault_lang(layout: Layout) -> str:
@@ -41,7 +41,7 @@ def append_daily(
     key: str | None = None,
     tags: tuple[str, ...] = (),
     fields: tuple[tuple[str, str], ...] = (),
-) -> Saved:
+) -> SavedEntry:
     """Append one entry to a daily note's section (creating the note from the template), or replace
     the entry with the same key in that note; the same text twice in a section is saved once.
 

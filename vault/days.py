@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.entries import iter_entries
-from vault.errors import NoteReadError, UsageError
-from vault.fileio import TextFile, read_note, split_lines, update_note
-from vault.model import Note
-from vault.notes import parse_note
-from vault.paths import Layout, daily_notes
-from vault.templates import DAILY_SECTIONS
+from memvault.vault.entries import iter_entries
+from memvault.vault.errors import NoteReadError, UsageError
+from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
+from memvault.vault.model import Note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout, daily_notes
+from memvault.vault.templates import DAILY_SECTIONS
 
 SUMMARY_KEY = "index"
 SUMMARY_CHARS = 300

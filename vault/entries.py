@@ -25,14 +25,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from vault.errors import NoteReadError, UsageError
-from vault.fileio import read_note, split_lines
-from vault.model import Note
-from vault.notes import parse_note
-from vault.paths import Layout
-from vault.scan import scan_vault
-from vault.sections import HEADING, entry_lines, insert_in_section, outside_fences
-from vault.templates import OVERVIEW
+from memvault.vault.errors import NoteReadError, UsageError
+from memvault.vault.fileio import read_note, split_lines
+from memvault.vault.model import Note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+from memvault.vault.scan import scan_vault
+from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences
+from memvault.vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")

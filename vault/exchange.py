@@ -20,16 +20,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vault.daily import backfill_daily
-from vault.entries import Entry, field_in, normalise, vault_entries
-from vault.errors import GuardError, UsageError
-from vault.fileio import MAX_NOTE_BYTES
-from vault.guards import check_section_name
-from vault.memory_file import remember_batch
-from vault.notes import note_kind
-from vault.paths import Layout
-from vault.saving import BatchSaved, NewEntry, prepare_entry
-from vault.templates import IMPORTED_SECTION
+from memvault.vault.daily import backfill_daily
+from memvault.vault.entries import Entry, field_in, normalise, vault_entries
+from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.fileio import MAX_NOTE_BYTES
+from memvault.vault.guards import check_section_name
+from memvault.vault.memory_file import remember_batch
+from memvault.vault.notes import note_kind
+from memvault.vault.paths import Layout
+from memvault.vault.saving import BatchSaved, NewEntry, prepare_entry
+from memvault.vault.templates import IMPORTED_SECTION
 
 EXPORT_MARK = "memvault_export"
 EXPORT_VERSION = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import signal
 
-from vault.config import env
+from memvault.vault.config import env
 
 _COUNTERS: dict[str, int] = {}
 

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vault.errors import LockError, NoteReadError
-from vault.locks import try_lock
-from vault.paths import Layout
+from memvault.vault.errors import LockError, NoteReadError
+from memvault.vault.locks import try_lock
+from memvault.vault.paths import Layout
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0

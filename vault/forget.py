@@ -12,20 +12,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.entries import Entry, iter_entries, normalise, vault_entries
-from vault.errors import UsageError
-from vault.faults import crash_point
-from vault.fileio import TextFile, read_note, split_lines, update_note
-from vault.notes import parse_note
-from vault.paths import Layout, inside, is_note_rel
-from vault.sections import find_sections, insert_in_section
-from vault.trash import Trashed, is_item, list_trashed, new_id, read_trashed, remove_trashed, scrub_trash, trash_entry
+from memvault.vault.entries import Entry, iter_entries, normalise, vault_entries
+from memvault.vault.errors import UsageError
+from memvault.vault.faults import crash_point
+from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout, inside, is_note_rel
+from memvault.vault.sections import find_sections, insert_in_section
+from memvault.vault.trash import (
+    Trashed,
+    is_item,
+    list_trashed,
+    new_id,
+    read_trashed,
+    remove_trashed,
+    scrub_trash,
+    trash_entry,
+)
 
 _WHERE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
 
 
 @dataclass(frozen=True)
-class Moved:
+class MovedEntry:
     """An entry moved between a note and the trash: where (`path`, `line`) and the trash `id`."""
 
     path: Path
@@ -72,14 +81,14 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     return found[0], lambda e: _matches(e, key, match, where)
 
 
-def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
+def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> MovedEntry:
     """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
     match is refused with the candidates named, never guessed. `purge` keeps no copy and removes the
     copies already in the trash (the entry's earlier versions under its key, whole-note backups) too:
     for a secret. The index is the caller's to purge."""
     target, same = select(layout, key, match)
     path = layout.root / target.path
-    moved: list[Moved] = []
+    moved: list[MovedEntry] = []
 
     def change(current: TextFile | None) -> str:
         assert current is not None
@@ -88,10 +97,10 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, pur
             raise UsageError(f"{target.path} changed while forgetting; try again")
         if purge:
             lines = split_lines(current.text)
-            moved.append(Moved(path, target.start_line, ""))
+            moved.append(MovedEntry(path, target.start_line, ""))
             return "".join(lines[: target.start_line - 1] + lines[target.end_line :])
         new, ids = _cut(layout, current, [target], "forgotten")
-        moved.append(Moved(path, target.start_line, ids[0]))
+        moved.append(MovedEntry(path, target.start_line, ids[0]))
         return new
 
     update_note(layout, path, change)
@@ -179,7 +188,7 @@ def _titles(layout: Layout, rel: str) -> set[str]:
     return {s.title for s in find_sections([line.rstrip("\r") for line in text.split("\n")], 2)}
 
 
-def restore(layout: Layout, ident: str) -> list[Moved]:
+def restore(layout: Layout, ident: str) -> list[MovedEntry]:
     """Put a trashed entry back, or every entry of a `clear` batch (in line order, so each goes back
     exactly where it was when nothing else changed)."""
     if is_item(layout, ident):
@@ -191,7 +200,7 @@ def restore(layout: Layout, ident: str) -> list[Moved]:
     return [_restore_one(layout, item) for item in batch]
 
 
-def _restore_one(layout: Layout, item: Trashed) -> Moved:
+def _restore_one(layout: Layout, item: Trashed) -> MovedEntry:
     """At its old line when its note is as the removal left it, else at the end of its old section
     (created if missing). The trash item goes once the note is written."""
     ident = item.id
@@ -199,7 +208,7 @@ def _restore_one(layout: Layout, item: Trashed) -> Moved:
     if not is_note_rel(origin):
         raise UsageError(f"{ident}: its origin {origin!r} is not a note path")
     path = inside(layout, origin)
-    placed: list[Moved] = []
+    placed: list[MovedEntry] = []
 
     def change(current: TextFile | None) -> str:
         text = current.text if current else ""
@@ -207,10 +216,10 @@ def _restore_one(layout: Layout, item: Trashed) -> Moved:
         line = int(item.meta.get("line") or 1)
         lines = split_lines(text)
         if "".join(lines[line - 1 : line - 1 + len(split_lines(item.body))]) == item.body:
-            placed.append(Moved(path, line, ident, True))  # still there: the save or forget that trashed it
+            placed.append(MovedEntry(path, line, ident, True))  # still there: the save or forget that trashed it
             return text  # was killed before it wrote the note, so this item is only a spare copy
         if hashlib.sha256(encoded).hexdigest() == item.meta.get("after") and line - 1 <= len(lines):
-            placed.append(Moved(path, line, ident, True))
+            placed.append(MovedEntry(path, line, ident, True))
             return "".join(lines[: line - 1]) + item.body + "".join(lines[line - 1 :])
         newline = current.newline if current else "\n"
         body = [raw.rstrip("\r\n") for raw in split_lines(item.body)]
@@ -219,7 +228,7 @@ def _restore_one(layout: Layout, item: Trashed) -> Moved:
             new, _ = insert_in_section(text, section, body, newline)
         else:
             new = text + ("" if not text or text.endswith("\n") else newline) + "".join(b + newline for b in body)
-        placed.append(Moved(path, 0, ident, False))
+        placed.append(MovedEntry(path, 0, ident, False))
         return new
 
     update_note(layout, path, change)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from vault.errors import GuardError, UsageError
+from memvault.vault.errors import GuardError, UsageError
 
 MAX_ENTRY_CHARS = 4000
 

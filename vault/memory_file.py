@@ -6,15 +6,15 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from vault.daily import append_daily, vault_lang
-from vault.errors import UsageError
-from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
-from vault.guards import check_entry, check_section_name
-from vault.paths import Layout
-from vault.saving import BatchSaved, NewEntry, Saved, save_batch, save_entry
-from vault.sections import Section, find_sections
-from vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, SAVE_TYPES, memory_template
-from vault.trash import backup
+from memvault.vault.daily import append_daily, vault_lang
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
+from memvault.vault.guards import check_entry, check_section_name
+from memvault.vault.paths import Layout
+from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
+from memvault.vault.sections import Section, find_sections
+from memvault.vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, SAVE_TYPES, memory_template
+from memvault.vault.trash import backup
 
 
 def list_sections(layout: Layout) -> list[Section]:
@@ -37,7 +37,7 @@ def remember(
     kind: str | None = None,
     key: str | None = None,
     tags: tuple[str, ...] = (),
-) -> Saved:
+) -> SavedEntry:
     """Save an entry to a MEMORY.md section, chosen by name or by save type; with a key, the entry
     holding that key (in any section) is replaced in place instead; the same text twice in a section
     is saved once.

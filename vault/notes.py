@@ -13,8 +13,8 @@ from typing import Any
 import frontmatter
 import yaml
 
-from vault.model import Note
-from vault.paths import DAILY_DIR, MEMORY_FILE
+from memvault.vault.model import Note
+from memvault.vault.paths import DAILY_DIR, MEMORY_FILE
 
 _DAILY_NAME = re.compile(rf"^{DAILY_DIR}/(\d{{4}}-\d{{2}}-\d{{2}})\.md$")
 _FENCE_END = re.compile(r"^(?:---|\.\.\.)\s*$")

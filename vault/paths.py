@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.config import env
-from vault.errors import PathError, UsageError
+from memvault.vault.config import env
+from memvault.vault.errors import PathError, UsageError
 
 ENV_VAR = "MEMVAULT_VAULT"
 DEFAULT_VAULT = "memory"

@@ -19,13 +19,13 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from vault.cjk import CJK_WIDE
-from vault.entries import Entry, entry_key, iter_entries, normalise, vault_entries
-from vault.errors import UsageError
-from vault.fileio import TextFile, split_lines, update_note
-from vault.notes import parse_note
-from vault.paths import REVIEW_FILE, Layout
-from vault.trash import trash_entry
+from memvault.vault.cjk import CJK_WIDE
+from memvault.vault.entries import Entry, entry_key, iter_entries, normalise, vault_entries
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import TextFile, split_lines, update_note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import REVIEW_FILE, Layout
+from memvault.vault.trash import trash_entry
 
 _WORDS = {  # each kind: the phrases that make a sentence a lasting statement of it
     "preference": [

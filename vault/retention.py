@@ -7,12 +7,12 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from vault.catalog import sync as sync_catalog
-from vault.days import read_day, summary_of
-from vault.errors import UsageError
-from vault.fileio import vault_lock
-from vault.paths import Layout, daily_notes
-from vault.trash import backup
+from memvault.vault.catalog import sync as sync_catalog
+from memvault.vault.days import read_day, summary_of
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import vault_lock
+from memvault.vault.paths import Layout, daily_notes
+from memvault.vault.trash import backup
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vault.entries import (
+from memvault.vault.entries import (
     Entry,
     Placed,
     check_key,
@@ -22,19 +22,19 @@ from vault.entries import (
     place_entry,
     vault_entries,
 )
-from vault.errors import GuardError, UsageError
-from vault.faults import crash_point
-from vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
-from vault.guards import check_entry
-from vault.notes import parse_note
-from vault.paths import Layout
-from vault.sections import entry_lines, insert_in_section
-from vault.supersede import mark_superseded, pointer
-from vault.trash import trash_entry
+from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.faults import crash_point
+from memvault.vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
+from memvault.vault.guards import check_entry
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+from memvault.vault.sections import entry_lines, insert_in_section
+from memvault.vault.supersede import mark_superseded, pointer
+from memvault.vault.trash import trash_entry
 
 
 @dataclass(frozen=True)
-class Saved:
+class SavedEntry:
     """Where an entry went and what happened: `added`, `updated` (the entry with its key replaced in
     place, the old one kept in the trash as `trashed`), `superseded` (the entry with its key is in a
     note a save never changes: the new one went to `path`, the old one, at `superseded`, is marked
@@ -80,7 +80,7 @@ def save_entry(
     fields: tuple[tuple[str, str], ...] = (),
     saved: str | None = None,
     now: dt.datetime | None = None,
-) -> Saved:
+) -> SavedEntry:
     """Save one entry into the note at `path` (created from `template()`), in the section that
     `section_of(text)` names; `on_add(text, section)` adjusts a note an entry was added to. A
     `frozen` note may be created but never changed: the message says why, checked under the lock.
@@ -114,7 +114,7 @@ def save_entry(
         where = layout.root / old.path
         return _save_in(layout, where, there, style, str, lambda _: old.section, key, must_replace=True)
     if normalise(old.text) == normalise(entry):
-        return Saved(layout.root / old.path, old.section, False, "unchanged")
+        return SavedEntry(layout.root / old.path, old.section, False, "unchanged")
     if rel not in live:  # a correction is looked for in its day's note or MEMORY.md only
         raise UsageError(f"key {key} is on {pointer(old)}, which a save never changes; save to today's note "
                          "or MEMORY.md to mark it superseded")  # fmt: skip
@@ -149,7 +149,7 @@ def _save_in(
     on_add: Callable[[str, str], str] | None = None,
     frozen: str | None = None,
     must_replace: bool = False,
-) -> Saved:
+) -> SavedEntry:
     """Place a prepared entry in one note under the vault lock; `must_replace`: only over the entry
     with its key, found before the lock was taken (gone meanwhile: nothing is written)."""
     rel = layout.relative(path)
@@ -173,7 +173,7 @@ def _save_in(
 
     update_note(layout, path, change)
     placed, trashed = outcome[-1]
-    return Saved(path, placed.section, placed.created_section, placed.status, trashed)
+    return SavedEntry(path, placed.section, placed.created_section, placed.status, trashed)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault.paths import Layout, is_note_rel
+from memvault.vault.paths import Layout, is_note_rel
 
 
 @dataclass(frozen=True)

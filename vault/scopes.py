@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vault.config import env
-from vault.errors import UsageError
-from vault.paths import Layout
+from memvault.vault.config import env
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
 
 USER_ENV = "MEMVAULT_USER_VAULT"
 SCOPES = ("project", "user")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vault.entries import SAVED, Entry, iter_entries, normalise
-from vault.errors import UsageError
-from vault.fileio import TextFile, split_lines, update_note
-from vault.notes import parse_note
-from vault.paths import Layout
+from memvault.vault.entries import SAVED, Entry, iter_entries, normalise
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import TextFile, split_lines, update_note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
 
 
 def pointer(entry: Entry) -> str:

@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from vault.entries import Entry, iter_entries, normalise
-from vault.errors import NoteReadError, UsageError
-from vault.fileio import atomic_write, read_note, split_lines
-from vault.notes import parse_note
-from vault.paths import Layout
+from memvault.vault.entries import Entry, iter_entries, normalise
+from memvault.vault.errors import NoteReadError, UsageError
+from memvault.vault.fileio import atomic_write, read_note, split_lines
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
 
 ENTRIES_DIR = "entries"
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from memvault.daemon.files import read_pid, socket_path
 from memvault.protocol import Request
-from vault.errors import MemvaultError
-from vault.paths import Layout
+from memvault.vault.errors import MemvaultError
+from memvault.vault.paths import Layout
 
 MAX_REPLY_BYTES = 1 << 26
 PING_TIMEOUT_S = 2.0

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from typing import Any
 
-from indexer.index import Index
+from memvault.indexer.index import Index
 
 STEP = 32  # chunks per step: a few seconds of the default model on two cores
 

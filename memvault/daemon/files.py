@@ -7,8 +7,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from vault.locks import lock_is_free
-from vault.paths import Layout
+from memvault.vault.locks import lock_is_free
+from memvault.vault.paths import Layout
 
 
 def socket_path(layout: Layout) -> Path:

@@ -14,9 +14,12 @@ from typing import Any
 
 from memvault.daemon.client import DaemonError, ask
 from memvault.daemon.files import log_path, read_pid, socket_path
-from vault.paths import Layout
+from memvault.vault.paths import Layout
 
 START_TIMEOUT_S = 120.0
+# the daemons this process started: `stop` reaps its own child, which would otherwise linger as a zombie
+# (`os.kill(pid, 0)` succeeds on one) until this process ends
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def start(layout: Layout, args: list[str]) -> int:
@@ -38,6 +41,7 @@ def start(layout: Layout, args: list[str]) -> int:
             tail = log_path(layout).read_text(errors="replace").strip().splitlines()[-1:]
             raise DaemonError(f"the daemon exited at start: {tail[0] if tail else 'no log'} (see {log_path(layout)})")
         if ask(layout, {"op": "ping"}, timeout=1.0) is not None:
+            _CHILDREN[child.pid] = child
             return child.pid
         time.sleep(0.1)
     child.terminate()
@@ -52,6 +56,10 @@ def stop(layout: Layout, timeout: float = 60.0) -> int | None:
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        child = _CHILDREN.get(pid)
+        if child is not None and child.poll() is not None:
+            del _CHILDREN[pid]
+            break
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

@@ -22,27 +22,27 @@ import threading
 import time
 from typing import Any
 
-from indexer.config import IndexConfig
-from indexer.embedders import relevance_floor
-from indexer.opening import open_index
-from indexer.reconcile import reconcile
-from indexer.status import vault_status
-from indexer.verify import disagreements
-from indexer.watcher import PendingPaths, Watcher
 from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
 from memvault.daemon.transport import MAX_CLIENTS, Handler, Server
-from memvault.protocol import error_json, parse_request
-from search.engine import Searcher
-from search.hits import SearchResult
-from search.options import SearchOptions
-from vault.config import DEBOUNCE_S, RESCAN_S, load_settings
-from vault.entries import entries_in, entry_key
-from vault.errors import MemvaultError, UsageError
-from vault.paths import Layout
-from vault.retention import retention
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.opening import open_index
+from memvault.indexer.reconcile import reconcile
+from memvault.indexer.status import vault_status
+from memvault.indexer.verify import disagreements
+from memvault.indexer.watcher import PendingPaths, Watcher
+from memvault.protocol import error_json
+from memvault.search.engine import Searcher
+from memvault.search.hits import SearchResult
+from memvault.search.options import SearchOptions
+from memvault.search.recall import recalled_entries
+from memvault.vault.config import DEBOUNCE_S, RESCAN_S, load_settings
+from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.paths import Layout
+from memvault.vault.retention import retention
+from memvault.verbs.index import Indexed, Reindex
 
 log = logging.getLogger("memvault.daemon")
 RETRY_S = 2.0  # after a failed embedding step: the main loop's reconcile repairs the store meanwhile
@@ -50,7 +50,7 @@ RETRY_S = 2.0  # after a failed embedding step: the main loop's reconcile repair
 
 class Daemon:
     """Holds the open index, the search engine, the watcher and the socket server of one vault;
-    it is the `verbs.Runtime` the socket's requests run in."""
+    it is the `memvault.verbs.index.IndexRuntime` the socket's requests run in."""
 
     def __init__(
         self,
@@ -59,7 +59,7 @@ class Daemon:
         debounce: float = DEBOUNCE_S,
         rescan_every: float = RESCAN_S,
     ) -> None:
-        verbs.verb_modules()  # every op registered before the first request line is parsed
+        verbs.load_all()  # every op registered before the first request line is parsed
         self.layout = layout
         self.rescan_every = rescan_every
         self.events = EventBus()
@@ -85,7 +85,7 @@ class Daemon:
     def dispatch(self, line: bytes) -> dict[str, Any]:
         """Answer one request line; whatever goes wrong becomes an error reply, never a dead daemon."""
         try:
-            request = parse_request(json.loads(line))
+            request = verbs.parse_request(json.loads(line))
             return {"ok": True, **request.reply_json(verbs.run(self, request))}
         except ValueError as exc:  # not JSON, or not UTF-8
             return {"ok": False, "error": str(exc)}
@@ -132,9 +132,8 @@ class Daemon:
         return self.events.recent(since)
 
     def search(self, query: str, options: SearchOptions) -> SearchResult:
-        """Paths still inside their debounce window are indexed first; each entry in the relevant hits
-        (a keyword match, or a cosine at the model's floor) is recorded as recalled now (`list
-        --unused-since`)."""
+        """Paths still inside their debounce window are indexed first; each entry in the hits that
+        answer the query (search.recall) is recorded as recalled now (`list --unused-since`)."""
         started = time.perf_counter()
         self.sync()
         with self.lock:
@@ -142,10 +141,8 @@ class Daemon:
             if self.passing and result.source != "substring":
                 partial = "the daemon is still indexing the vault: this answer is from the notes indexed so far"
                 result = dataclasses.replace(result, reason="; ".join(filter(None, [result.reason, partial])))
-            if result.source != "substring" and self.index.writable:
-                floor = relevance_floor(self.index.embedder.name)  # a hit that only filled the list is no recall
-                relevant = [h for h in result.hits if "bm25" in h.ranks or h.scores.get("vector", -1.0) >= floor]
-                self.index.recalled([entry_key(e.text) for h in relevant for e in entries_in(h.text)], time.time())
+            if self.index.writable:
+                self.index.recalled(recalled_entries(result, self.index.embedder.name), time.time())
         self.usage.searched(time.perf_counter() - started)
         return result
 
@@ -153,7 +150,7 @@ class Daemon:
         with self.lock:
             return self.index.recalls()
 
-    def reindex(self, request: verbs.Reindex) -> verbs.Indexed:
+    def reindex(self, request: Reindex) -> Indexed:
         if request.changes_setup:
             raise UsageError(
                 "a daemon owns this index: stop it (memvault daemon stop) to change embedder, tokenizer or store"
@@ -166,7 +163,7 @@ class Daemon:
             stats = reconcile(self.index, request.paths or None, problems=problems, embed=bool(request.paths))
             if not request.paths:
                 self.last_reconcile = time.time()
-        return verbs.Indexed(stats.as_dict(), problems)
+        return Indexed(stats.as_dict(), problems)
 
     def purge(self, paths: list[str]) -> None:
         self.sync(paths)

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from memvault.vault.paths import Layout
 from tests.conftest import MEMVAULT
-from vault.paths import Layout
 
 HASH_ENV = {"MEMVAULT_EMBEDDER": "hash-384"}
 TALLY_ENV = "MEMVAULT_RELIABILITY_TALLY"
@@ -91,9 +91,9 @@ def one_line(stderr: str) -> bool:
 
 def disagreements(layout: Layout) -> list[str]:
     """Open the index in this process (no daemon may hold it) and list every disagreement."""
-    from indexer.config import IndexConfig
-    from indexer.opening import open_index
-    from indexer.verify import disagreements as check
+    from memvault.indexer.config import IndexConfig
+    from memvault.indexer.opening import open_index
+    from memvault.indexer.verify import disagreements as check
 
     with open_index(layout, IndexConfig(embedder="hash-384")) as index:
         return check(index)

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from memvault.vault.fileio import read_note
+from memvault.vault.memory_file import list_sections
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
 from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV, ask, run_cli, running_daemon, settle, tally
-from vault.fileio import read_note
-from vault.memory_file import list_sections
-from vault.notes import parse_note
-from vault.paths import Layout
 
 
 def _entry(writer: int, i: int) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.vault.paths import Layout
 from tests.reliability.conftest import (
     ask,
     disagreements,
@@ -26,7 +27,6 @@ from tests.reliability.conftest import (
     tally,
     wait_for,
 )
-from vault.paths import Layout
 
 
 def _garble(path: Path, offset: int, length: int) -> None:

@@ -14,6 +14,9 @@ import time
 
 import pytest
 
+from memvault.vault.fileio import read_note
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
 from tests.conftest import MEMVAULT
 from tests.reliability.conftest import (
     HASH_ENV,
@@ -29,9 +32,6 @@ from tests.reliability.conftest import (
     wait_for,
     with_kill,
 )
-from vault.fileio import read_note
-from vault.notes import parse_note
-from vault.paths import Layout
 
 QUICK_SEED, FULL_SEED = 8, 2026
 POINTS = ("after-embed", "after-upsert", "after-delete", "mid-manifest")

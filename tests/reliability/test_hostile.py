@@ -16,12 +16,16 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from indexer.config import IndexConfig
-from indexer.opening import open_index
-from indexer.reconcile import Reconciler, reconcile
-from indexer.verify import disagreements as index_disagreements
-from search.engine import Searcher
-from search.options import build_options
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.opening import open_index
+from memvault.indexer.reconcile import Reconciler, reconcile
+from memvault.indexer.verify import disagreements as index_disagreements
+from memvault.search.engine import Searcher
+from memvault.search.options import build_options
+from memvault.vault.fileio import MAX_NOTE_BYTES
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+from memvault.vault.scan import stat_entry
 from tests.reliability.conftest import (
     ask,
     disagreements,
@@ -33,10 +37,6 @@ from tests.reliability.conftest import (
     tally,
     wait_for,
 )
-from vault.fileio import MAX_NOTE_BYTES
-from vault.notes import parse_note
-from vault.paths import Layout
-from vault.scan import stat_entry
 
 HYPOTHESIS_SEEDS = {"quick": 20261129, "full": 8128}
 SENTINEL = ("sentinel.md", "# Sentinel\n\nthe lighthouse keeper counts seventeen gulls\n")
@@ -207,7 +207,7 @@ def test_permission_denied_note(world_layout):
 def test_huge_line_is_chunked_in_linear_time(tmp_path):
     """A 2 MB line with no sentence end: was quadratic (1 MB took 31 s, so 2 MB over 2 minutes)."""
     probe = (
-        "from vault.chunking import chunk_note\nfrom vault.notes import parse_note\n"
+        "from memvault.vault.chunking import chunk_note\nfrom memvault.vault.notes import parse_note\n"
         "text = '# h\\n\\n' + ' '.join(f'w{i}' for i in range(280_000)) + '\\n'\n"
         "print(len(chunk_note(parse_note('x.md', text))))\n"
     )

@@ -18,8 +18,8 @@ import pytest
 from memvault.daemon.client import Connection
 from memvault.daemon.files import socket_path
 from memvault.daemon.transport import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
+from memvault.vault.paths import Layout
 from tests.reliability.conftest import ask, run_cli, running_daemon, tally, wait_for
-from vault.paths import Layout
 
 MALFORMED: list[bytes] = [
     b"not json\n", b"[1, 2]\n", b"null\n", b"42\n", b'"op"\n', b"{}\n", b'{"op": 7}\n', b'{"op": "nope"}\n',

@@ -1,34 +1,22 @@
 """The entry commands of the `memvault` CLI: saving (`note`, `remember`), listing, correcting, and
 removing entries recoverably (`forget`, `clear`, `trash`, `restore`), in the project vault or the
-user vault (`--scope`, else the routing rule of `vault.scopes`)."""
+user vault (`--scope`, else the routing rule of `memvault.vault.scopes`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from memvault import verbs
 from memvault.api import Vault
+from memvault.cli.common import Add, read_text_arg
 from memvault.scopes import READ_SCOPES, Scopes
-from vault.errors import UsageError
-from vault.scopes import SCOPES
-
-Handler = Callable[[argparse.Namespace, Vault], int]
-
-
-def read_text_arg(text: str | None) -> str:
-    """The entry from the argument, or from stdin when it is omitted or `-`."""
-    if text is None or text == "-":
-        if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError("no text given: pass it as an argument or pipe it on stdin")
-        return sys.stdin.read()
-    return text
+from memvault.vault.errors import UsageError
+from memvault.vault.scopes import SCOPES
+from memvault.verbs.notes import Note, Remember, Saved
 
 
-def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: str | None) -> str:
+def _saved(done: str, reply: Saved, where: str, key: str | None) -> str:
     """What a save did, in one line."""
     if reply.status == "unchanged":
         return f"already remembered in {where}"
@@ -39,24 +27,23 @@ def _saved(done: str, reply: verbs.Noted | verbs.Remembered, where: str, key: st
     return f"{done} in {where}"
 
 
-def _saving(args: argparse.Namespace, vault: Vault, request: verbs.Note | verbs.Remember) -> tuple[Any, str]:
+def _saving(args: argparse.Namespace, vault: Vault, request: Note | Remember) -> tuple[Saved, str]:
     """Run a save in the vault it routes to; returns the reply and how to name that vault."""
     with Scopes(vault) as scopes:
-        name, target = scopes.save(args.scope, args.key, args.tag)
+        reply = scopes.saved(request, args.scope)
         if scopes.created_user:
-            print(f"created the user vault at {target.root}", file=sys.stderr)
-        return target.run(request), f" (user vault {target.root})" if name == "user" else ""
+            print(f"created the user vault at {scopes.user_layout.root}", file=sys.stderr)
+        return reply, f" (user vault {scopes.user_layout.root})" if reply.scope == "user" else ""
 
 
 def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
-    reply, where = _saving(args, vault, verbs.Note(read_text_arg(args.text), args.date, args.section, args.key,
-                                                   args.tag))  # fmt: skip
+    reply, where = _saving(args, vault, Note(read_text_arg(args.text), args.date, args.section, args.key, args.tag))
     print(_saved("noted", reply, reply.path + where, args.key) + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
 
 
 def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    request = verbs.Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag)
+    request = Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag)
     reply, where = _saving(args, vault, request)
     if reply.created_section:
         print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
@@ -125,7 +112,9 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
         raise UsageError("name the entry to correct: KEY, PATH:LINE or --match TEXT, then the new text")
     if len(words) > 1:
         raise UsageError("give the new text as one argument (quote it), or on stdin")
-    request = verbs.Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag)
+    from memvault.verbs.entries import Correct
+
+    request = Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag)
     reply = _one(args, vault, what).run(request)
     done = "already written" if reply.status == "unchanged" else "written"
     print(
@@ -135,16 +124,18 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_clear(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.entries import Clear
+
     vault = _one(args, vault)
     yes = args.yes
     if not yes and sys.stdin is not None and sys.stdin.isatty():  # a person at a terminal types the confirmation
-        preview = vault.run(verbs.Clear(args.section, args.all, dry_run=True))
+        preview = vault.run(Clear(args.section, args.all, dry_run=True))
         answer = input(f"move {preview.count} entries of {', '.join(preview.paths) or 'no note'} to the trash? "
                        "type yes: ")  # fmt: skip
         if answer.strip().lower() != "yes":
             raise UsageError("not cleared")
         yes = True
-    reply = vault.run(verbs.Clear(args.section, args.all, yes))
+    reply = vault.run(Clear(args.section, args.all, yes))
     if not reply.count:
         print("nothing to clear")
         return 0
@@ -159,8 +150,8 @@ SAVE_SCOPE = (
 ONE_SCOPE = "the project vault, or the user vault (default: user for a user_ key)"
 
 
-def add_entry_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
-    from vault.templates import DAILY_SECTIONS, SAVE_TYPES
+def add_entry_commands(add: Add) -> None:
+    from memvault.vault.templates import DAILY_SECTIONS, SAVE_TYPES
 
     p = add("note", cmd_note, "append an entry to today's daily note")
     p.add_argument("text", nargs="?", help="the entry (default: read stdin)")

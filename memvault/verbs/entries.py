@@ -1,5 +1,5 @@
 """The entry verbs: list, forget (and purge), clear, restore, trash and correct: the requests,
-replies and functions that manage single memories. `memvault.verbs` runs them with the others."""
+replies and functions that manage single memories."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from memvault.protocol import EntryRuntime, Message, Request
-from vault.correct import correct as correct_entry
-from vault.correct import correction_place
-from vault.entries import collect, entry_key
-from vault.errors import UsageError
-from vault.forget import Moved as MovedEntry
-from vault.forget import clear as clear_entries
-from vault.forget import forget as forget_entry
-from vault.forget import restore as restore_entry
-from vault.paths import parse_date
-from vault.trash import list_trashed
+from memvault.protocol import Message, Request
+from memvault.vault.correct import correct as correct_entry
+from memvault.vault.correct import correction_place
+from memvault.vault.entries import collect, entry_key
+from memvault.vault.errors import UsageError
+from memvault.vault.forget import MovedEntry
+from memvault.vault.forget import clear as clear_entries
+from memvault.vault.forget import forget as forget_entry
+from memvault.vault.forget import restore as restore_entry
+from memvault.vault.paths import parse_date
+from memvault.vault.trash import list_trashed
+from memvault.verbs.runtime import EntryRuntime
 
 
 # replies ------------------------------------------------------------------
@@ -201,7 +202,3 @@ def correct(rt: EntryRuntime, request: Correct) -> Corrected:
     rel, old = rt.layout.relative(done.path), rt.layout.relative(done.old_path)
     return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old]))))
 
-
-ENTRY_HANDLERS: dict[type[Request], Any] = {
-    ListEntries: list_entries, Forget: forget, Restore: restore, Clear: clear, Trash: trash, Correct: correct,
-}  # fmt: skip

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.embedder import EmbedderError, in_length_order
-from vault.config import load_settings
+from memvault.indexer.embedders.base import EmbedderError, in_length_order
+from memvault.vault.config import load_settings
 
 MINILM = "minilm-l6-int8"
 BATCH_SIZE = 32  # fastembed's default of 256 peaked at 6 GB on long chunks

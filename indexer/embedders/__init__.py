@@ -6,10 +6,10 @@ embedder loads its weights on first use, so a no-change reindex never pays for t
 
 from __future__ import annotations
 
-from indexer.embedder import Embedder, EmbedderError
-from indexer.hash_embedder import HashEmbedder
-from indexer.minilm import MINILM, FastEmbedder
-from indexer.multilingual import E5Embedder, UseEmbedder
+from memvault.indexer.embedders.base import Embedder, EmbedderError
+from memvault.indexer.embedders.hashed import HashEmbedder
+from memvault.indexer.embedders.minilm import MINILM, FastEmbedder
+from memvault.indexer.embedders.multilingual import E5Embedder, UseEmbedder
 
 # chosen by `python -m bench matrix` (bench/results/README.md): the only model whose hybrid matched or beat
 # the better single retriever on SciFact, LoCoMo and CMRC 2018; it indexes 3-3.5x slower than MiniLM

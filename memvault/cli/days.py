@@ -5,26 +5,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from memvault import verbs
-from memvault.api import Vault
-from memvault.cli_entries import Handler, read_text_arg
-from vault.errors import UsageError
-from vault.paths import names_a_day
+from memvault.cli.common import Add, read_text_arg
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import names_a_day
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
 
 
 def cmd_summary(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.days import Summary
+
     words = list(args.args)
     day = words.pop(0) if words and names_a_day(words[0]) and len(words) > 1 else None
     text = read_text_arg(" ".join(words) if words else None)
-    reply = vault.run(verbs.Summary(text, day))
+    reply = vault.run(Summary(text, day))
     print(f"summary of {reply.path} set" + (" (indexed by the daemon)" if reply.indexed else ""))
     return 0
 
 
 def cmd_catalog(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Catalog(args.year))
+    from memvault.verbs.days import Catalog
+
+    reply = vault.run(Catalog(args.year))
     for line in reply.repaired:
         print(f"memvault: {line}", file=sys.stderr)
     if args.json:
@@ -37,7 +42,9 @@ def cmd_catalog(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_recent(args: argparse.Namespace, vault: Vault) -> int:
-    days = vault.run(verbs.Recent(args.count)).days
+    from memvault.verbs.days import Recent
+
+    days = vault.run(Recent(args.count)).days
     if args.json:
         print(json.dumps({"days": days}, ensure_ascii=False))
         return 0
@@ -51,9 +58,11 @@ def cmd_recent(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_retention(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.days import Retention
+
     if args.apply == args.dry_run:
         raise UsageError("say --dry-run (show what would move) or --apply (move it)")
-    reply = vault.run(verbs.Retention(args.apply, args.days))
+    reply = vault.run(Retention(args.apply, args.days))
     verb = "would move" if reply.dry_run else "moved"
     print(f"{verb} {len(reply.moved)} daily notes older than {reply.days} days to the trash")
     for rel in reply.moved:
@@ -65,7 +74,7 @@ def cmd_retention(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_day_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def add_day_commands(add: Add) -> None:
     p = add("summary", cmd_summary, "set a day's one-line summary (frontmatter index; past days too)")
     p.add_argument("args", nargs="*", metavar="[DATE] TEXT", help="the day (default today), then the summary")
 

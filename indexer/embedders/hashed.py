@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vault.cjk import LETTER_CLASS
+from memvault.vault.cjk import LETTER_CLASS
 
 
 class HashEmbedder:

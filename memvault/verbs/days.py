@@ -6,17 +6,18 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from memvault.protocol import Message, Request, WriteRuntime
-from vault.catalog import catalog_path, years
-from vault.catalog import sync as sync_catalog
-from vault.config import load_settings
-from vault.daily import vault_lang
-from vault.days import recent as recent_days
-from vault.days import set_summary
-from vault.errors import UsageError
-from vault.paths import parse_date
-from vault.retention import retention as run_retention
-from vault.templates import daily_template
+from memvault.protocol import Message, Request
+from memvault.vault.catalog import catalog_path, years
+from memvault.vault.catalog import sync as sync_catalog
+from memvault.vault.config import load_settings
+from memvault.vault.daily import vault_lang
+from memvault.vault.days import recent as recent_days
+from memvault.vault.days import set_summary
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import parse_date
+from memvault.vault.retention import retention as run_retention
+from memvault.vault.templates import daily_template
+from memvault.verbs.runtime import WriteRuntime
 
 
 @dataclass(frozen=True)
@@ -112,5 +113,3 @@ def retention(rt: WriteRuntime, request: Retention) -> RetentionReply:
     indexed = rt.written(done.moved) if request.apply and done.moved else False
     return RetentionReply(done.days, done.moved, done.kept, done.dry_run, indexed)
 
-
-DAY_HANDLERS: dict[type[Request], Any] = {Summary: summary, Catalog: catalog, Recent: recent, Retention: retention}

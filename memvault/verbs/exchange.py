@@ -1,5 +1,5 @@
-"""The exchange verbs: import memories from a file, export every entry. `memvault.verbs` runs them with
-the others; the logic is `vault.exchange`'s."""
+"""The exchange verbs: import memories from a file, export every entry (the logic is
+`memvault.vault.exchange`'s)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from memvault.protocol import Message, Request, WriteRuntime
-from vault.errors import UsageError
-from vault.exchange import DEFAULT_SECTION, export_entries, import_file
-from vault.guards import check_section_name
+from memvault.protocol import Message, Request
+from memvault.vault.errors import UsageError
+from memvault.vault.exchange import DEFAULT_SECTION, export_entries, import_file
+from memvault.vault.guards import check_section_name
+from memvault.verbs.runtime import WriteRuntime
 
 
 @dataclass(frozen=True)
@@ -68,5 +69,3 @@ def import_memories(rt: WriteRuntime, request: Import) -> Imported:
 def export(rt: WriteRuntime, request: Export) -> Exported:
     return Exported(export_entries(rt.layout))
 
-
-EXCHANGE_HANDLERS: dict[type[Request], Any] = {Import: import_memories, Export: export}

@@ -7,13 +7,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from memvault import llm
-from memvault.protocol import Message, Request, WriteRuntime
-from vault.conversation import parse_conversation, summarise
-from vault.daily import append_daily, vault_lang
-from vault.errors import GuardError, UsageError
-from vault.guards import check_entry
-from vault.memory_file import remember
-from vault.proposals import Candidate, find_candidates, propose, review, take
+from memvault.protocol import Message, Request
+from memvault.vault.conversation import parse_conversation, summarise
+from memvault.vault.daily import append_daily, vault_lang
+from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.guards import check_entry
+from memvault.vault.memory_file import remember
+from memvault.vault.proposals import Candidate, find_candidates, propose, review, take
+from memvault.verbs.runtime import WriteRuntime
 
 # a proposal's kind -> where approving it saves it: a save type, or a section by language
 APPROVE_TO: dict[str, str | dict[str, str]] = {
@@ -137,5 +138,3 @@ def approve(rt: WriteRuntime, request: Approve) -> Approved:
 def reject(rt: WriteRuntime, request: Reject) -> Rejected:
     return Rejected(take(rt.layout, request.id, reason="a rejected proposal").id)
 
-
-EXTRACT_HANDLERS: dict[type[Request], Any] = {Extract: extract, Review: review_queue, Approve: approve, Reject: reject}

@@ -20,16 +20,17 @@ newest daily entries, so the agent sees what happened last.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from memvault.protocol import Message, Request
-from search.hits import Hit, SearchResult
-from search.options import SearchOptions, build_options
-from search.snippet import match_terms
-from vault.correct import correction_of
-from vault.entries import ITEM, clip, says_same, vault_entries
-from vault.errors import UsageError
-from vault.paths import Layout
+from memvault.search.hits import Hit, SearchResult
+from memvault.search.options import build_options
+from memvault.search.snippet import match_terms
+from memvault.vault.correct import correction_of
+from memvault.vault.entries import ITEM, clip, says_same, vault_entries
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
+from memvault.verbs.runtime import SearchRuntime
 
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
               "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
@@ -40,12 +41,6 @@ DENSE_AT_LEAST = 3
 KEYWORD_AT_LEAST = 2
 KEYWORD_TERMS = 2  # distinct query words a keyword hit must hold
 DEFAULT_BUDGET = 4000
-
-
-class ContextRuntime(Protocol):
-    layout: Layout
-
-    def search(self, query: str, options: SearchOptions) -> SearchResult: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +98,7 @@ def _matching(result: SearchResult) -> list[Hit]:
     return [h for h in result.hits if need and sum(t in (h.text or h.snippet).lower() for t in terms) >= need]
 
 
-def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
+def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     """The cascade: hybrid hits that reach the dense floor, else keyword hits, else the newest daily
     entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
     q = query.strip()[-QUERY_CHARS:]
@@ -124,7 +119,7 @@ def recall(rt: ContextRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
                                "text": clip(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
 
 
-def context(rt: ContextRuntime, request: Context) -> Contexted:
+def context(rt: SearchRuntime, request: Context) -> Contexted:
     stable = stable_entries(rt.layout)
     if request.query is None:
         return Contexted(stable)

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from memvault import verbs
-from memvault.api import Vault
-from memvault.cli_entries import Handler
-from vault.errors import UsageError
+from memvault.cli.common import Add
+from memvault.vault.errors import UsageError
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
 
 MAX_CONVERSATION_BYTES = 50 << 20
 
 
 def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.extract import Extract
+
     try:
         if args.file == "-":
             text = sys.stdin.read()
@@ -27,7 +30,7 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
             text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{args.file}: cannot read it as UTF-8 text ({exc})") from None
-    reply = vault.run(verbs.Extract(text, args.file))
+    reply = vault.run(Extract(text, args.file))
     for warning in reply.warnings:
         print(f"memvault: {warning}", file=sys.stderr)
     if args.json:
@@ -40,7 +43,9 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_review(args: argparse.Namespace, vault: Vault) -> int:
-    proposals = vault.run(verbs.Review()).proposals
+    from memvault.verbs.extract import Review
+
+    proposals = vault.run(Review()).proposals
     if args.json:
         print(json.dumps({"proposals": proposals}, ensure_ascii=False))
         return 0
@@ -52,18 +57,22 @@ def cmd_review(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_approve(args: argparse.Namespace, vault: Vault) -> int:
-    reply = vault.run(verbs.Approve(args.id, args.section, args.key))
+    from memvault.verbs.extract import Approve
+
+    reply = vault.run(Approve(args.id, args.section, args.key))
     done = "already remembered" if reply.status == "unchanged" else "remembered"
     print(f"{done} in {reply.path} § {reply.section}; {reply.id} is off the review queue")
     return 0
 
 
 def cmd_reject(args: argparse.Namespace, vault: Vault) -> int:
-    print(f"rejected {vault.run(verbs.Reject(args.id)).id}: it is in the trash")
+    from memvault.verbs.extract import Reject
+
+    print(f"rejected {vault.run(Reject(args.id)).id}: it is in the trash")
     return 0
 
 
-def add_extract_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def add_extract_commands(add: Add) -> None:
     p = add("extract", cmd_extract, "summarise a conversation into today's note; its lasting statements go to review")
     p.add_argument("file", help="CONVERSATION.json: [{role, content}], JSON lines, or {messages: [...]} ('-': stdin)")
     p.add_argument("--json", action="store_true")

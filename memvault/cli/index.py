@@ -1,7 +1,7 @@
 """`memvault index` when no note changed: answered before the rest of the CLI is imported.
 
 `unchanged_index` parses the command line with a parser that knows `index` alone (the same options
-the whole parser gives it) and asks `indexer.quickcheck`, which only walks the vault. Anything it does
+the whole parser gives it) and asks `memvault.indexer.quickcheck`, which only walks the vault. Anything it does
 not parse (another command, `--help`, a mistake), `--rebuild`, or any change leaves the command to the
 whole parser and the full pass, which also prints through `print_indexed`.
 """
@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from memvault.cli.common import common_options, reader_left
 
-def common_options() -> argparse.ArgumentParser:
-    """The options every command takes, before or after its name."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    return common
+if TYPE_CHECKING:
+    from memvault.api import Vault
 
 
 def add_index_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,8 +66,8 @@ def unchanged_index(argv: list[str]) -> int | None:
         return None
     if args.rebuild:
         return None
-    from indexer.quickcheck import unchanged
-    from vault.paths import resolve_vault
+    from memvault.indexer.quickcheck import unchanged
+    from memvault.vault.paths import resolve_vault
 
     try:
         layout = resolve_vault(getattr(args, "vault", None))
@@ -87,7 +83,11 @@ def unchanged_index(argv: list[str]) -> int | None:
     return 0
 
 
-def reader_left() -> int:
-    """`memvault ... | head`: the reader left; say nothing more."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 141
+def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.index import Reindex
+
+    reply = vault.run(Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
+    for problem in reply.problems:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    print_indexed(reply.stats, args.json)
+    return 0

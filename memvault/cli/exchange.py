@@ -6,19 +6,21 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from memvault import verbs
-from memvault.api import Vault
-from memvault.cli_entries import Handler
+from memvault.cli.common import Add
 from memvault.scopes import READ_SCOPES, Scopes
-from vault.guards import check_section_name
-from vault.scopes import SCOPES
-from vault.templates import IMPORTED_SECTION
+from memvault.vault.guards import check_section_name
+from memvault.vault.scopes import SCOPES
+from memvault.vault.templates import IMPORTED_SECTION
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
 
 
 def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
-    from vault.exchange import read_import
+    from memvault.vault.exchange import read_import
+    from memvault.verbs.exchange import Import
 
     path = os.path.abspath(args.file)
     check_section_name(args.section)
@@ -27,7 +29,7 @@ def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
         name, target = scopes.save(args.scope)
         if scopes.created_user:
             print(f"created the user vault at {target.root}", file=sys.stderr)
-        reply = target.run(verbs.Import(path, args.section))
+        reply = target.run(Import(path, args.section))
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
         return 0
@@ -57,7 +59,7 @@ def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_exchange_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+def add_exchange_commands(add: Add) -> None:
     p = add("import", cmd_import, "import memories: a KinetAios export, a JSON list of strings, or memvault's export")
     p.add_argument("file", help="the JSON (or memvault JSON-lines) file")
     p.add_argument("--section", default=IMPORTED_SECTION,

@@ -1,0 +1,80 @@
+"""The `memvault` command: thin wrappers over the library, errors as one line each.
+
+Importing this package imports little: a no-change `memvault index` is answered by `memvault.cli.index`
+before the rest of the CLI (and the library behind it) is imported. Each area's commands live in the
+module of that area (`entries`, `days`, `search`, ...); `parser` puts them together.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from memvault.cli.common import reader_left
+from memvault.cli.index import unchanged_index
+from memvault.vault.errors import MemvaultError
+
+INTERNAL_ERROR = 70
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is at the time (a test that runs `main` captures it)."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
+def _report_to_stderr() -> None:
+    """Library code reports what it found and fixed (a rebuilt store, a changed model) on the `memvault`
+    logger; a command shows each as one line."""
+    logger = logging.getLogger("memvault")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("memvault: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
+    if done is not None:
+        return done
+    from memvault.api import Vault
+    from memvault.cli.parser import build_parser
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage mistake (already said in one line)
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    debug = getattr(args, "debug", False)
+    if args.command != "daemon" or args.action != "run":
+        _report_to_stderr()
+    try:
+        with Vault(getattr(args, "vault", None), progress=args.command == "index" and not args.json) as vault:
+            return args.handler(args, vault)
+    except MemvaultError as exc:
+        if debug:
+            raise
+        print(f"memvault: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return reader_left()
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"memvault: internal error: {type(exc).__name__}: {exc} (rerun with --debug)", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

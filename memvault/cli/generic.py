@@ -1,0 +1,60 @@
+"""The commands of the verbs the CLI serves by translation (`memvault.verbs.VERBS`, door "cli"): each
+request field is an argument (a required one positional, the rest flags), `--scope` picks the vault,
+and the reply prints as its `human()` text, or as JSON with `--json`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from memvault.cli.common import Add
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+    from memvault.protocol import Request
+
+
+def cmd_verb(request_type: type[Request], args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.scopes import Scopes
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
+    request = request_type(**{k: v for k, v in given.items() if v is not None})
+    with Scopes(vault) as scopes:
+        reply = scopes.one(args.scope)[1].run(request)
+    print(json.dumps(reply.to_json(), ensure_ascii=False) if args.json else reply.human())
+    return 0
+
+
+def _add_field(p: argparse.ArgumentParser, f: dataclasses.Field[Any], hint: Any) -> None:
+    help_text = f.metadata.get("help")
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    kinds = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    kind = kinds[0]
+    if required:
+        p.add_argument(f.name, type=kind if kind in (int, float) else None, help=help_text)
+    elif kind is bool:
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="store_true", default=None, help=help_text)
+    elif typing.get_origin(kind) is list:
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="append", help=help_text)
+    else:
+        flag = "--" + f.name.replace("_", "-")
+        p.add_argument(flag, dest=f.name, type=kind if kind in (int, float) else None, help=help_text)
+
+
+def add_generic_commands(add: Add) -> None:
+    from memvault.protocol import summary
+    from memvault.vault.scopes import SCOPES
+    from memvault.verbs import served_by, verb
+
+    for op in served_by("cli"):
+        request_type, _ = verb(op)
+        p = add(op, partial(cmd_verb, request_type), summary(request_type))
+        hints = typing.get_type_hints(request_type)
+        for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
+            _add_field(p, f, hints[f.name])
+        p.add_argument("--json", action="store_true", help="the reply as one JSON object")
+        p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")

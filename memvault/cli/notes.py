@@ -1,0 +1,77 @@
+"""The CLI commands on whole notes: `init`, `show`, `sections`, `rewrite`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from memvault.cli.common import Add, read_text_arg
+from memvault.vault.errors import UsageError
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+
+
+def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
+    created = vault.init(args.lang)
+    for path in created:
+        print(f"created {path}")
+    if not created:
+        print(f"vault already initialised at {vault.root}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.vault.fileio import read_note
+    from memvault.vault.notes import parse_note
+
+    path = vault.note_path(args.ref)
+    text = read_note(path, args.ref).text
+    problem = parse_note(vault.layout.relative(path), text).problem
+    if problem:
+        print(f"memvault: warning: {problem}", file=sys.stderr)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def cmd_sections(args: argparse.Namespace, vault: Vault) -> int:
+    sections = vault.sections()
+    if not sections:
+        print("no sections: run `memvault init` first", file=sys.stderr)
+        return 1
+    width = max(len(s.title) for s in sections)
+    for section in sections:
+        print(f"{section.title:<{width}}  {section.items}")
+    return 0
+
+
+def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
+    path = vault.note_path(args.ref)
+    if args.file == "-":
+        text = read_text_arg(None)
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{args.file}: cannot read the new content ({exc})") from None
+    kept = vault.rewrite(args.ref, text)
+    print(f"rewrote {vault.layout.relative(path)}" + (f"; previous version kept in {kept}" if kept else ""))
+    return 0
+
+
+def add_note_commands(add: Add) -> None:
+    from memvault.vault.templates import LANGS
+
+    p = add("init", cmd_init, "create daily/ and MEMORY.md (never overwrites)")
+    p.add_argument("--lang", choices=LANGS, default="zh", help="section names in Chinese or English")
+
+    p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
+    p.add_argument("ref", nargs="?", default="today")
+
+    add("sections", cmd_sections, "list MEMORY.md sections with their item counts")
+
+    p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
+    p.add_argument("ref", help="a date, 'memory', or a vault-relative path")
+    p.add_argument("--file", default="-", help="new content (default: stdin)")

@@ -1,0 +1,121 @@
+"""The CLI commands that read the index: `search` (its flags are `memvault.search.options.OPTIONS`),
+`context` and `events`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from memvault.cli.common import Add, read_text_arg
+from memvault.vault.errors import UsageError
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+
+
+def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
+    """The search flags given, under their public names: the keys of batch lines and socket requests."""
+    from memvault.search.options import OPTIONS
+
+    return {o.name: v for o in OPTIONS if (v := getattr(args, o.attr)) is not None}
+
+
+def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
+    # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
+    from memvault.cli.entries import cmd_list
+    from memvault.render import print_human, print_json
+    from memvault.scopes import Scopes
+    from memvault.verbs.query import Search
+
+    defaults = _search_defaults(args)
+    if args.batch:
+        if not args.json:
+            raise UsageError("--batch writes JSON lines: add --json")
+        try:
+            lines = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise UsageError(f"{args.batch}: cannot read ({exc.strerror})") from None
+        from memvault.batch import run_batch
+
+        with lines, Scopes(vault) as scopes:  # a batch reads one vault: the project's, or --scope user
+            target = scopes.one("user" if args.scope == "user" else None)[1]
+            return 1 if run_batch(target, lines, defaults, sys.stdout) else 0
+    if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
+        return cmd_list(args, vault)
+    if not args.query:
+        raise UsageError("give a query, or --batch FILE.jsonl")
+    with Scopes(vault) as scopes:
+        result = scopes.search_result(Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
+    if result.reason:
+        print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
+    if result.dates and not args.json:
+        d = result.dates
+        how = "no note is dated then, not used" if d["applied"] == "none" else f"notes dated then: {d['applied']}"
+        print(f"memvault: read {', '.join(map(repr, d['words']))} as {d['from']}..{d['to']} ({how})", file=sys.stderr)
+    if result.floor and not result.hits:
+        print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
+              f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
+    (print_json if args.json else print_human)(result, sys.stdout)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.scopes import Scopes
+
+    query = " ".join(args.query) if args.query else None
+    if query == "-":
+        query = read_text_arg(None)
+    with Scopes(vault) as scopes:
+        blocks = scopes.context(query, args.budget, args.scope)
+    if args.json:
+        print(json.dumps(blocks, ensure_ascii=False))
+    else:
+        sys.stdout.write(blocks["text"])
+    return 0
+
+
+def cmd_events(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.render import print_event
+
+    events = vault.follow(args.since) if args.follow else vault.events(args.since)
+    for event in events:
+        print_event(event, args.json, sys.stdout)
+    return 0
+
+
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """Every search option as a flag, from its one declaration; unset flags stay None, so the
+    defaults are `SearchOptions`' (and the daemon's), never a copy of them."""
+    from memvault.search.options import OPTIONS
+
+    for o in OPTIONS:
+        default = f" (default {o.default})" if o.default is not None and f"default {o.default}" not in o.help else ""
+        p.add_argument(o.flag, dest=o.attr, type=o.kind if o.kind in (int, float) else None,  # type: ignore[arg-type]
+                       choices=o.choices or None, action="append" if o.many else None, metavar=o.metavar,
+                       help=o.help + default)  # fmt: skip
+
+
+def add_search_commands(add: Add) -> None:
+    from memvault.scopes import READ_SCOPES
+    from memvault.verbs.context import DEFAULT_BUDGET
+
+    p = add("search", cmd_search, "hybrid search (dense + BM25, fused); substring when no index")
+    p.add_argument("query", nargs="*", help="the query")
+    add_search_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+
+    p = add("context", cmd_context, "the memory an agent puts in its prompt: core entries, then recall for a query")
+    p.add_argument("query", nargs="*", help="the agent's last user messages ('-': stdin); none: the stable block only")
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                   help=f"characters for both blocks (default {DEFAULT_BUDGET})")  # fmt: skip
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
+
+    p = add("events", cmd_events, "what the daemon saw and did: file-changed, file-indexed, memory-updated, ...")
+    p.add_argument("--follow", action="store_true", help="keep printing events as they happen (Ctrl-C stops)")
+    p.add_argument("--since", type=int, default=0, help="only events after this seq")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")

@@ -1,0 +1,1 @@
+"""`memvault mcp`: the vault as an MCP server over stdio (`server`), one tool per verb (`tools`)."""

@@ -1,0 +1,45 @@
+"""The MCP server over stdio: the tools of `memvault.mcp.tools`, and the vault's daemon started when none
+runs, so a saved entry is searchable in the next call."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memvault.api import Vault
+from memvault.mcp.tools import MemoryTools
+from memvault.scopes import Scopes
+from memvault.vault.errors import MemvaultError
+
+log = logging.getLogger("memvault")
+
+INSTRUCTIONS = """\
+memvault is this user's long-term memory: Markdown notes (a daily log and a sectioned MEMORY.md) in a
+project vault, and a user vault for what holds in every project. Search it before you answer questions
+about the user, the project or past work, and before you save, so you update an entry instead of adding
+a duplicate. Save lasting facts: the user's preferences, decisions and their reasons, constraints,
+solutions to problems that took effort, configuration. Do not save one-off chatter, secrets or
+anything the user asked you to keep out. Call memory_context at the start of a task for a prompt-ready
+block."""
+
+
+def build_server(vault: Vault) -> Any:
+    """The MCP server for one project vault (and the user vault beside it)."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("memvault", instructions=INSTRUCTIONS)
+    for tool in MemoryTools(vault).all():
+        server.add_tool(tool)
+    return server
+
+
+def serve(vault: Vault) -> None:
+    """Start the vault's daemon when none runs (and the user vault's, when there is one), then serve stdio."""
+    with Scopes(vault) as scopes:
+        for _, each in scopes.read("all"):
+            if not each.daemon_status()["running"]:
+                try:
+                    each.start_daemon()
+                except MemvaultError as exc:  # the tools still work, in this process
+                    log.warning(f"{each.root}: no daemon ({exc}); answering here")
+    build_server(vault).run("stdio")

@@ -1,0 +1,211 @@
+"""The MCP tools, one per verb: each translates its typed arguments into the verb's request and runs it
+through `Scopes` (the project vault and the user vault), so a tool does exactly what the CLI does.
+
+Outputs are bounded (hits, lines, characters); every hit and item names its source as
+`path#Lstart-Lend`. A bad argument or a refused write is a `ToolError` with one line.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from memvault.api import Vault
+from memvault.scopes import Scopes
+from memvault.search.options import OPTIONS, Option, build_options
+from memvault.vault.errors import MemvaultError
+from memvault.verbs.notes import Get, Note, Remember
+from memvault.verbs.query import Search
+
+MAX_HITS = 50
+MAX_ENTRIES = 200
+MAX_BUDGET = 20_000
+Scope = Literal["project", "user"]
+ReadScope = Literal["all", "project", "user"]
+
+
+def source(path: str, start: int, end: int) -> str:
+    return f"{path}#L{start}-L{end}"
+
+
+def _parameter(option: Option) -> inspect.Parameter:
+    """A search option as a tool parameter: its type, choices, bounds and help from its one declaration."""
+    kind: Any = {"float|auto": float | Literal["auto"]}.get(option.kind, option.kind)  # type: ignore[arg-type]
+    if option.choices:
+        kind = Literal[option.choices]  # type: ignore[valid-type]
+    if option.many:
+        kind = kind | list[kind]  # type: ignore[operator]
+    maximum = MAX_HITS if option.name == "limit" else option.maximum
+    field = Field(description=option.help, ge=option.minimum if option.kind != "float|auto" else None,
+                  le=maximum if option.kind != "float|auto" else None)  # fmt: skip
+    return inspect.Parameter(option.attr, inspect.Parameter.KEYWORD_ONLY, default=option.default,
+                             annotation=Annotated[kind | None, field])  # fmt: skip
+
+
+class MemoryTools:
+    """The tools of one project vault (and the user vault beside it)."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.scopes = Scopes(vault)
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The hand-made tools, then one per verb MCP serves by translation (`memvault.verbs.VERBS`)."""
+        from memvault.verbs import served_by
+
+        made = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget, self.memory_correct,
+                self.memory_extract, self.memory_list, self.memory_context, self.memory_status]  # fmt: skip
+        return made + [self.translated(op) for op in served_by("mcp")]
+
+    def translated(self, op: str) -> Callable[..., Any]:
+        """`memory_<op>`: the verb's request fields as its parameters (with their help), `scope` for the
+        vault, and the reply's JSON as its result."""
+        import dataclasses
+        import typing
+
+        from memvault.verbs import verb
+
+        request_type, _ = verb(op)
+
+        def tool(scope: Scope = "project", **given: Any) -> dict[str, Any]:
+            request = request_type(**{k: v for k, v in given.items() if v is not None})
+            return self._run(lambda: self.scopes.one(scope)[1].run(request).to_json())
+
+        hints = typing.get_type_hints(request_type)
+        params = [inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="project", annotation=Scope)]
+        for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
+            default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+            annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"))]
+            params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))  # fmt: skip
+        tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+        tool.__name__ = f"memory_{op}"
+        tool.__doc__ = inspect.cleandoc(request_type.__doc__ or "")
+        return tool
+
+    def _run(self, call: Callable[[], Any]) -> Any:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        try:
+            return call()
+        except MemvaultError as exc:
+            raise ToolError(str(exc)) from None
+
+    def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> dict[str, Any]:
+        """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
+        notes or MEMORY.md; `min_similarity` (a cosine, about 0.8 for the default model) drops
+        weak hits, and `floor.passed == 0` then means nothing relevant is remembered. `decay`: a
+        half-life in days for daily-note hits; `mmr`: 0..1, lower gives more varied hits; `dates`:
+        how date words in the query ("last week", "上周") act. Each hit has its `source`
+        (path#Lstart-Lend, for memory_get) and `scope`. At most 50 hits."""
+
+        def call() -> dict[str, Any]:
+            given = {**options, "limit": min(max(options.get("limit") or 10, 1), MAX_HITS)}
+            result = self.scopes.search_result(Search(query, build_options(**given)), scope)
+            hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope,
+                     "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
+                    for h in result.hits]  # fmt: skip
+            return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor,
+                    "dates": result.dates}  # fmt: skip
+
+        return self._run(call)
+
+    memory_search.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+         inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="all", annotation=ReadScope),
+         *(_parameter(o) for o in OPTIONS)],
+        return_annotation=dict[str, Any],
+    )  # fmt: skip
+
+    def memory_get(self, path: str, start_line: int = 1, end_line: int | None = None, section: str | None = None,
+                   scope: Scope = "project") -> dict[str, Any]:  # fmt: skip
+        """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
+        day's note), with a line range (1-based, inclusive) or one `##` section. At most 400 lines."""
+        request = Get(path, start_line, end_line, section)
+        got = self._run(lambda: self.scopes.one(scope)[1].run(request))
+        return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more}
+
+    def memory_save(
+        self, text: str,
+        type: Literal["preference", "architecture", "solution", "discovery", "config", "conversation", "daily"]
+        | None = None,
+        section: str | None = None, key: str | None = None, tags: list[str] | None = None, scope: Scope | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Save one lasting fact about the user or the project: a preference, a decision and its
+        reason, a constraint, a solution that took effort, a setting; not one-off chatter, never a
+        secret. Search first (memory_search): if the fact is there, save it under the same `key`
+        to update it rather than adding a second one. With `type` or `section` it goes to MEMORY.md (preference,
+        architecture, solution, discovery, config have their sections); without, to today's daily
+        note. Give a `key` (a short name, e.g. `frontend-stack`) to a fact that may change: saving
+        the same key again replaces it in place. Saving the same text twice is a no-op. A key
+        starting with `user_`, or a tag user/preference/profile/personal, saves to the user vault."""
+
+        def call() -> dict[str, Any]:
+            to_day = type is None and section is None
+            request = Note(text, key=key, tags=tags) if to_day else Remember(text, section, type, key, tags)
+            return self.scopes.saved(request, scope).to_json()
+
+        return self._run(call)
+
+    def memory_forget(self, key: str | None = None, match: str | None = None, where: str | None = None,
+                      scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
+        """Remove one entry, by its `key`, a piece of its text (`match`) or its place (`where`:
+        PATH:LINE). It goes to the trash (a person can restore it); when more than one entry
+        matches, nothing is removed and the candidates are named."""
+        from memvault.verbs.entries import Forget
+
+        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(where or key, match)))
+        return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id}
+
+    def memory_correct(self, text: str, key: str | None = None, match: str | None = None, where: str | None = None,
+                       scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
+        """Correct a fact that was wrong or changed, keeping the history: `text` is written to
+        today's note pointing at the old entry (named by `key`, a piece of its text `match`, or
+        `where`: PATH:LINE), which is marked superseded. Search then ranks the correction first."""
+        from memvault.verbs.entries import Correct
+
+        done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)))
+        return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
+
+    def memory_extract(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """Hand over a finished conversation (`[{role, content}]`): its summary goes to today's note,
+        and the lasting statements the user made go to the review queue for a person to approve
+        (never straight into MEMORY.md). Returns the proposals and any warnings."""
+        from memvault.verbs.extract import Extract
+
+        request = Extract(json.dumps(messages, ensure_ascii=False), "messages")
+        done = self._run(lambda: self.vault.run(request))
+        return {"path": done.path, "proposals": [{k: p[k] for k in ("id", "text", "kind", "seen")}
+                                                 for p in done.proposals], "warnings": done.warnings}  # fmt: skip
+
+    def memory_list(self, section: str | None = None, tag: str | None = None, key: str | None = None,
+                    scope: ReadScope = "all") -> dict[str, Any]:  # fmt: skip
+        """List remembered entries (at most 200), narrowed by section, tag or key, with a count per tag."""
+        listed = self._run(lambda: self.scopes.entries(section, tag, key, scope))
+        entries = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
+                    "section": e["section"], "key": e["key"], "tags": e["tags"], "text": e["text"][:240],
+                    "date": e["date"]} for e in listed.entries[:MAX_ENTRIES]]  # fmt: skip
+        return {"entries": entries, "total": len(listed.entries), "tags": listed.tags}
+
+    def memory_context(self, query: str | None = None, budget: int | None = None, scope: ReadScope = "all"
+                       ) -> dict[str, Any]:  # fmt: skip
+        """A prompt-ready memory block: the user's core preferences and decisions, then what is
+        relevant to `query` (pass the user's last messages). `tier` says how recall answered:
+        dense, keyword, or recent (nothing relevant was found)."""
+        from memvault.verbs.context import DEFAULT_BUDGET
+
+        wanted = min(max(budget if budget is not None else DEFAULT_BUDGET, 200), MAX_BUDGET)
+        blocks = self._run(lambda: self.scopes.context(query, wanted, scope))
+        return {"text": blocks["text"], "tier": blocks["tier"]}
+
+    def memory_status(self) -> dict[str, Any]:
+        """The vault: files on disk and indexed, failures, the model and the store."""
+        status = self._run(self.vault.status)
+        keys = ("vault", "files_on_disk", "files_indexed", "files_pending", "files_failed", "chunks", "embedder",
+                "store", "failures")  # fmt: skip
+        return {k: status.get(k) for k in keys}

@@ -1,0 +1,128 @@
+"""The verbs that write and read notes: `note` (today's daily note), `remember` (a MEMORY.md section),
+and `get` (a note's lines, or one of its sections)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from memvault.protocol import Message, Request
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import read_note
+from memvault.vault.paths import note_path, parse_date
+from memvault.vault.sections import find_sections
+from memvault.verbs.runtime import VaultRuntime, WriteRuntime
+
+if TYPE_CHECKING:  # the save path (and frontmatter) is imported by the verbs that save, not by `get`
+    from memvault.vault.saving import SavedEntry
+
+
+@dataclass(frozen=True)
+class Saved(Message):
+    """What a save did, the same through every door: the note it went to (vault-relative), its
+    section ("daily" in a daily note), and `status`: added, updated (the entry with its key replaced,
+    the old one kept in the trash as `trashed`), superseded (the entry with its key is on a frozen
+    day: it was marked, at `superseded`, PATH:LINE) or unchanged (already remembered). `indexed`: the
+    daemon indexed it before replying; `scope`: the vault a routed save went to."""
+
+    path: str
+    section: str
+    status: str = "added"
+    trashed: str | None = None
+    superseded: str | None = None
+    created_section: bool = False
+    indexed: bool = False
+    scope: str | None = None
+
+
+@dataclass(frozen=True)
+class Got(Message):
+    """Lines of a note, 1-based and inclusive; `more` when the note goes on past what was sent."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    more: bool = False
+
+
+@dataclass(frozen=True)
+class Note(Request):
+    op: ClassVar[str] = "note"
+    reply: ClassVar[type] = Saved
+    text: str
+    date: str | None = None
+    section: str = "conversation"
+    key: str | None = None
+    tags: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class Remember(Request):
+    op: ClassVar[str] = "remember"
+    reply: ClassVar[type] = Saved
+    text: str
+    section: str | None = None
+    type: str | None = None
+    key: str | None = None
+    tags: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class Get(Request):
+    """A note (`memory`, a date or a vault-relative path), its lines `start_line`-`end_line`, or one
+    `##` section of it; at most `GET_LINES` lines and `GET_CHARS` characters."""
+
+    op: ClassVar[str] = "get"
+    reply: ClassVar[type] = Got
+    path: str
+    start_line: int = 1
+    end_line: int | None = None
+    section: str | None = None
+
+    def check(self) -> None:
+        if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
+            raise UsageError("lines are 1-based, and the end is not before the start")
+
+
+def _saved(rt: WriteRuntime, saved: SavedEntry, section: str) -> Saved:
+    return Saved(rt.layout.relative(saved.path), section, saved.status, saved.trashed, saved.superseded,
+                 saved.created_section, rt.written(saved.notes(rt.layout)))  # fmt: skip
+
+
+def note(rt: WriteRuntime, request: Note) -> Saved:
+    from memvault.vault.daily import append_daily
+
+    day = parse_date(request.date) if request.date else None
+    saved = append_daily(rt.layout, request.text, day=day, section=request.section, key=request.key,
+                         tags=tuple(request.tags or ()))  # fmt: skip
+    return _saved(rt, saved, "daily")
+
+
+def remember(rt: WriteRuntime, request: Remember) -> Saved:
+    from memvault.vault.memory_file import remember as remember_in_file
+
+    saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
+                             key=request.key, tags=tuple(request.tags or ()))  # fmt: skip
+    return _saved(rt, saved, saved.section)
+
+
+GET_LINES = 400
+GET_CHARS = 20_000
+
+
+def get(rt: VaultRuntime, request: Get) -> Got:
+    path = note_path(rt.layout, request.path)
+    rel = rt.layout.relative(path)
+    if not path.is_file():
+        raise UsageError(f"{rel}: no such note")
+    lines = [line.rstrip("\r") for line in read_note(path, rel).text.split("\n")]
+    start, end = request.start_line, request.end_line or len(lines)
+    if request.section is not None:
+        found = next((s for s in find_sections(lines, 2) if s.title == request.section), None)
+        if found is None:
+            raise UsageError(f"{rel} has no section {request.section!r}")
+        start, end = found.start + 1, found.end
+    end = min(end, len(lines), start + GET_LINES - 1)
+    text = "\n".join(lines[start - 1 : end])[:GET_CHARS]
+    return Got(rel, start, end, text, end < len(lines) and request.end_line is None and request.section is None)
