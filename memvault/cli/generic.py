@@ -52,7 +52,8 @@ def add_generic_commands(add: Add) -> None:
 
     for op in served_by("cli"):
         request_type, _ = verb(op)
-        p = add(op, partial(cmd_verb, request_type), summary(request_type))
+        help_text = summary(request_type)
+        p = add(op, partial(cmd_verb, request_type), help_text[:1].lower() + help_text[1:])
         hints = typing.get_type_hints(request_type)
         for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
             _add_field(p, f, hints[f.name])
