@@ -16,7 +16,7 @@ from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV
 
 TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
-         "memory_context", "memory_status", "memory_extract"}  # fmt: skip
+         "memory_context", "memory_status", "memory_extract", "memory_sections"}  # fmt: skip
 
 
 def _data(result) -> dict:
@@ -42,6 +42,9 @@ async def _tools(session: ClientSession) -> None:
         "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
     assert saved == {"path": "MEMORY.md", "section": "Configuration", "status": "added", "trashed": None,
                      "superseded": None, "created_section": False, "indexed": True, "scope": "project"}
+    sections = _data(await session.call_tool("memory_sections", {}))["sections"]
+    assert {k: v for k, v in sections[-1].items() if k != "line"} == {"title": "Configuration", "items": 1}
+    assert (await session.call_tool("memory_sections", {"scope": "user"})).is_error  # no user vault yet
     again = _data(await session.call_tool("memory_save", {"text": "The staging database is on port 6543",
                                                           "type": "config"}))  # fmt: skip
     assert again["status"] == "unchanged"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -54,6 +55,8 @@ def test_sections_counts_top_level_items_only(layout, cli):
     result = cli("sections")
     assert result.returncode == 0
     assert [line.split() for line in result.stdout.splitlines()] == [["A", "3"], ["B", "0"]]
+    as_json = json.loads(cli("sections", "--json").stdout)
+    assert as_json == {"sections": [{"title": "A", "items": 3, "line": 3}, {"title": "B", "items": 0, "line": 15}]}
 
 
 def test_remember_needs_a_destination(layout):

@@ -1,4 +1,4 @@
-"""The CLI commands on whole notes: `init`, `show`, `sections`, `rewrite`."""
+"""The CLI commands on whole notes: `init`, `show`, `rewrite`."""
 
 from __future__ import annotations
 
@@ -35,17 +35,6 @@ def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def cmd_sections(args: argparse.Namespace, vault: Vault) -> int:
-    sections = vault.sections()
-    if not sections:
-        print("no sections: run `memvault init` first", file=sys.stderr)
-        return 1
-    width = max(len(s.title) for s in sections)
-    for section in sections:
-        print(f"{section.title:<{width}}  {section.items}")
-    return 0
-
-
 def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
     path = vault.note_path(args.ref)
     if args.file == "-":
@@ -69,8 +58,6 @@ def add_note_commands(add: Add) -> None:
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")
-
-    add("sections", cmd_sections, "list MEMORY.md sections with their item counts")
 
     p = add("rewrite", cmd_rewrite, "replace a whole note, keeping the old one in .trash/")
     p.add_argument("ref", help="a date, 'memory', or a vault-relative path")

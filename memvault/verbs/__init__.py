@@ -31,6 +31,7 @@ VERBS: dict[str, Verb] = {
     "verify": Verb("index.verify"), "events": Verb("index.events"),
     "search": Verb("query.search"), "context": Verb("context.context"),
     "note": Verb("notes.note"), "remember": Verb("notes.remember"), "get": Verb("notes.get"),
+    "sections": Verb("notes.sections", BOTH),
     "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
     "clear": Verb("entries.clear"), "trash": Verb("entries.trash"), "correct": Verb("entries.correct"),
     "summary": Verb("days.summary"), "catalog": Verb("days.catalog"), "recent": Verb("days.recent"),

@@ -1,13 +1,13 @@
 """The verbs that write and read notes: `note` (today's daily note), `remember` (a MEMORY.md section),
-and `get` (a note's lines, or one of its sections)."""
+`get` (a note's lines, or one of its sections) and `sections` (MEMORY.md's sections)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from memvault.protocol import Message, Request
-from memvault.vault.errors import UsageError
+from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note
 from memvault.vault.paths import note_path, parse_date
 from memvault.vault.sections import find_sections
@@ -83,6 +83,37 @@ class Get(Request):
     def check(self) -> None:
         if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
             raise UsageError("lines are 1-based, and the end is not before the start")
+
+
+@dataclass(frozen=True)
+class SectionList(Message):
+    """MEMORY.md's `##` sections in file order: `title`, `items` (its top-level entries) and `line`
+    (its heading's, 1-based)."""
+
+    sections: list[dict[str, Any]]
+
+    def human(self) -> str:
+        width = max(len(s["title"]) for s in self.sections)
+        return "\n".join(f"{s['title']:<{width}}  {s['items']}" for s in self.sections)
+
+
+@dataclass(frozen=True)
+class Sections(Request):
+    """List MEMORY.md's sections with their item counts: where `remember --section` saves.
+
+    A missing MEMORY.md is an error that says to run `memvault init`."""
+
+    op: ClassVar[str] = "sections"
+    reply: ClassVar[type] = SectionList
+
+
+def sections(rt: VaultRuntime, request: Sections) -> SectionList:
+    from memvault.vault.memory_file import list_sections
+
+    found = list_sections(rt.layout)
+    if not found:
+        raise MemvaultError(f"{rt.layout.relative(rt.layout.memory_md)}: no sections: run `memvault init` first")
+    return SectionList([{"title": s.title, "items": s.items, "line": s.start + 1} for s in found])
 
 
 def _saved(rt: WriteRuntime, saved: SavedEntry, section: str) -> Saved:
