@@ -202,6 +202,45 @@ class BatchSaved:
         return self.statuses.count(status)
 
 
+def _prepare_all(entries: Sequence[NewEntry]) -> tuple[list[str | None], list[str | None]]:
+    """Each entry formatted as `save_entry` formats it, or None with the guard's reason."""
+    prepared: list[str | None] = []
+    reasons: list[str | None] = []
+    for item in entries:
+        try:
+            prepared.append(prepare_entry(item.text, item.key, item.tags, saved=item.saved))
+            reasons.append(None)
+        except (GuardError, UsageError) as exc:
+            prepared.append(None)
+            reasons.append(str(exc))
+    return prepared, reasons
+
+
+def _new_blocks(
+    rel: str, existing: list[Entry], entries: Sequence[NewEntry], prepared: list[str | None], statuses: list[str],
+    reasons: list[str | None], prefix: str,
+) -> dict[str, list[str]]:  # fmt: skip
+    """The lines to add, by section: an entry the note (or the batch, earlier) holds already is
+    `unchanged`, one whose key the note holds is `refused` (a batch never writes over an entry)."""
+    seen = {normalise(e.text) for e in existing}
+    keys = {e.key: f"on {rel}:{e.start_line}" for e in existing if e.key}
+    blocks: dict[str, list[str]] = {}
+    for i, (entry, item) in enumerate(zip(prepared, entries, strict=True)):
+        if entry is None:
+            continue
+        wanted, key = normalise(entry), field_in(entry, "key")
+        if wanted in seen:
+            statuses[i] = "unchanged"
+        elif key is not None and key in keys:
+            statuses[i], reasons[i] = "refused", f"key {key} is already {keys[key]}"
+        else:
+            seen.add(wanted)
+            if key is not None:
+                keys[key] = "on an earlier entry of this batch"
+            blocks.setdefault(item.section, []).extend(entry_lines(entry, prefix))
+    return blocks
+
+
 def save_batch(
     layout: Layout,
     path: Path,
@@ -217,15 +256,7 @@ def save_batch(
     it) or earlier in the batch is `unchanged`. A batch only adds: an entry whose key the note already
     holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
-    prepared: list[str | None] = []
-    reasons: list[str | None] = []
-    for item in entries:
-        try:
-            prepared.append(prepare_entry(item.text, item.key, item.tags, saved=item.saved))
-            reasons.append(None)
-        except (GuardError, UsageError) as exc:
-            prepared.append(None)
-            reasons.append(str(exc))
+    prepared, reasons = _prepare_all(entries)
     statuses = ["refused" if entry is None else "added" for entry in prepared]
     rel = layout.relative(path)
     created: list[str] = []
@@ -234,28 +265,12 @@ def save_batch(
         if current is not None and create_only:
             return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
         body = current.text if current else template()
-        newline = current.newline if current else "\n"
         existing = list(iter_entries(parse_note(rel, body)))
-        seen = {normalise(e.text) for e in existing}
-        keys = {e.key: f"on {rel}:{e.start_line}" for e in existing if e.key}
-        blocks: dict[str, list[str]] = {}
-        for i, (entry, item) in enumerate(zip(prepared, entries, strict=True)):
-            if entry is None:
-                continue
-            wanted, key = normalise(entry), field_in(entry, "key")
-            if wanted in seen:
-                statuses[i] = "unchanged"
-            elif key is not None and key in keys:
-                statuses[i], reasons[i] = "refused", f"key {key} is already {keys[key]}"
-            else:
-                seen.add(wanted)
-                if key is not None:
-                    keys[key] = "on an earlier entry of this batch"
-                blocks.setdefault(item.section, []).extend(entry_lines(entry, prefix))
+        blocks = _new_blocks(rel, existing, entries, prepared, statuses, reasons, prefix)
         if not blocks:
             return BatchSaved(path, statuses, reasons)
         for title, lines in blocks.items():
-            body, made = insert_in_section(body, title, lines, newline)
+            body, made = insert_in_section(body, title, lines, current.newline if current else "\n")
             created += [title] if made else []
         if on_add is not None:
             added = [item.section for item, status in zip(entries, statuses, strict=True) if status == "added"]
