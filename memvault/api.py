@@ -95,9 +95,10 @@ class Vault:
         """Like `search`, with the answering source and the reason for any fallback."""
         return self.run(Search(query, build_options(**options)))
 
-    def search(self, query: str, limit: int = 10, mode: str = "hybrid", **filters: Any) -> list[Hit]:
-        """Filters: date_from, date_to, kind, section, tag, path; also per_doc, threshold, weights."""
-        return self.search_result(query, limit=limit, mode=mode, **filters).hits
+    def search(self, query: str, **options: Any) -> list[Hit]:
+        """The hits for `query`; `options` are `memvault.search.options.OPTIONS` by attribute name: limit,
+        mode, per_doc, date_from, date_to, kind, section, tag, path, min_similarity, decay, mmr, ..."""
+        return self.search_result(query, **options).hits
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
                 unused_since: str | None = None) -> Listed:  # fmt: skip

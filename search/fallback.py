@@ -46,9 +46,7 @@ def _parsed(entry: FileEntry) -> tuple[Note, list[tuple[Chunk, str]]] | None:
     return value
 
 
-def substring_search(
-    layout: Layout, query: str, limit: int = 10, flt: FilterSpec | None = None, per_doc: int = 3
-) -> list[Hit]:
+def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | None, per_doc: int) -> list[Hit]:
     phrase = " ".join(query.lower().split())
     # words for Latin text, jieba words for CJK: a Chinese question has no spaces to split on
     terms = match_terms(tokenize(phrase)) or [phrase]

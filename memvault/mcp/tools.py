@@ -16,7 +16,7 @@ from pydantic import Field
 
 from memvault.api import Vault
 from memvault.scopes import Scopes
-from memvault.search.options import OPTIONS, Option, build_options
+from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
 from memvault.vault.errors import MemvaultError
 from memvault.verbs.notes import Get, Note, Remember
 from memvault.verbs.query import Search
@@ -104,7 +104,7 @@ class MemoryTools:
         (path#Lstart-Lend, for memory_get) and `scope`. At most 50 hits."""
 
         def call() -> dict[str, Any]:
-            given = {**options, "limit": min(max(options.get("limit") or 10, 1), MAX_HITS)}
+            given = {**options, "limit": min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)}
             result = self.scopes.search_result(Search(query, build_options(**given)), scope)
             hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope,
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
