@@ -78,10 +78,16 @@ class Request(Message):
     reply: ClassVar[type[Any]]
     timeout: ClassVar[float] = 120.0
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, op: str | None = None, reply: type[Any] | None = None, timeout: float | None = None, **kwargs: Any
+    ) -> None:
+        """`class Forget(Request, op="forget", reply=Moved)`: the op a request answers to, registered."""
         super().__init_subclass__(**kwargs)
-        if "op" in cls.__dict__:
-            REGISTRY[cls.op] = cls
+        if op is not None:
+            cls.op, cls.reply = op, reply  # type: ignore[assignment]
+            REGISTRY[op] = cls
+        if timeout is not None:
+            cls.timeout = timeout
 
     def __post_init__(self) -> None:
         self.check()

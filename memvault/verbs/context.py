@@ -20,7 +20,7 @@ newest daily entries, so the agent sees what happened last.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
@@ -54,9 +54,7 @@ class Contexted(Message):
 
 
 @dataclass(frozen=True)
-class Context(Request):
-    op: ClassVar[str] = "context"
-    reply: ClassVar[type] = Contexted
+class Context(Request, op="context", reply=Contexted):
     query: str | None = None
 
     def check(self) -> None:

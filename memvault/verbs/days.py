@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.catalog import catalog_path, years
@@ -50,36 +50,28 @@ class RetentionReply(Message):
 
 
 @dataclass(frozen=True)
-class Summary(Request):
+class Summary(Request, op="summary", reply=Summarised):
     """Set a day's one-line summary (frontmatter `index`); an explicit write, so allowed on past days."""
 
-    op: ClassVar[str] = "summary"
-    reply: ClassVar[type] = Summarised
     text: str
     date: str | None = None
 
 
 @dataclass(frozen=True)
-class Catalog(Request):
-    op: ClassVar[str] = "catalog"
-    reply: ClassVar[type] = CatalogText
+class Catalog(Request, op="catalog", reply=CatalogText):
     year: int | None = None
 
 
 @dataclass(frozen=True)
-class Recent(Request):
-    op: ClassVar[str] = "recent"
-    reply: ClassVar[type] = RecentDays
+class Recent(Request, op="recent", reply=RecentDays):
     count: int = 7
 
 
 @dataclass(frozen=True)
-class Retention(Request):
+class Retention(Request, op="retention", reply=RetentionReply):
     """Move daily notes older than `days` (else the vault's `retention_days`) to the trash; `apply`
     does it, otherwise it only says what would move."""
 
-    op: ClassVar[str] = "retention"
-    reply: ClassVar[type] = RetentionReply
     apply: bool = False
     days: int | None = None
 

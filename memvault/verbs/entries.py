@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.correct import correct as correct_entry
@@ -80,11 +80,9 @@ class Corrected(Message):
 
 # requests -----------------------------------------------------------------
 @dataclass(frozen=True)
-class ListEntries(Request):
+class ListEntries(Request, op="list", reply=Listed):
     """The entries of the vault's notes, narrowed by section, tag and key."""
 
-    op: ClassVar[str] = "list"
-    reply: ClassVar[type] = Listed
     section: str | None = None
     tag: str | None = None
     key: str | None = None
@@ -96,31 +94,25 @@ class ListEntries(Request):
 
 
 @dataclass(frozen=True)
-class Forget(Request):
+class Forget(Request, op="forget", reply=Moved):
     """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`);
     `purge` keeps no copy in the trash or the index."""
 
-    op: ClassVar[str] = "forget"
-    reply: ClassVar[type] = Moved
     key: str | None = None
     match: str | None = None
     purge: bool = False
 
 
 @dataclass(frozen=True)
-class Restore(Request):
-    op: ClassVar[str] = "restore"
-    reply: ClassVar[type] = Moved
+class Restore(Request, op="restore", reply=Moved):
     id: str
 
 
 @dataclass(frozen=True)
-class Clear(Request):
+class Clear(Request, op="clear", reply=Cleared):
     """Every entry of one MEMORY.md `section`, or of every note (`all`), to the trash. Nothing moves
     without `yes`: the request is refused with what it would move, unless it is a `dry_run`."""
 
-    op: ClassVar[str] = "clear"
-    reply: ClassVar[type] = Cleared
     section: str | None = None
     all: bool = False
     yes: bool = False
@@ -128,17 +120,14 @@ class Clear(Request):
 
 
 @dataclass(frozen=True)
-class Trash(Request):
-    op: ClassVar[str] = "trash"
-    reply: ClassVar[type] = TrashList
+class Trash(Request, op="trash", reply=TrashList):
+    """The entries in the trash: id, where they were, when and why, their text."""
 
 
 @dataclass(frozen=True)
-class Correct(Request):
+class Correct(Request, op="correct", reply=Corrected):
     """Correct one entry (named as `Forget` names it) with `text`, written to today's note."""
 
-    op: ClassVar[str] = "correct"
-    reply: ClassVar[type] = Corrected
     text: str
     key: str | None = None
     match: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.errors import UsageError
@@ -36,14 +36,11 @@ class Exported(Message):
 
 
 @dataclass(frozen=True)
-class Import(Request):
+class Import(Request, op="import", reply=Imported, timeout=3600.0):  # the daemon indexes what it wrote first
     """Import the memories of the file at `path`. The file travels by name, not by content: a socket
     request is at most 1 MiB, an import file may be far larger, and the daemon runs as the same user.
     `section`: where in MEMORY.md the memories without a place of their own go."""
 
-    op: ClassVar[str] = "import"
-    reply: ClassVar[type] = Imported
-    timeout: ClassVar[float] = 3600.0  # the daemon indexes what was written before it replies
     path: str
     section: str = DEFAULT_SECTION
 
@@ -54,10 +51,8 @@ class Import(Request):
 
 
 @dataclass(frozen=True)
-class Export(Request):
-    op: ClassVar[str] = "export"
-    reply: ClassVar[type] = Exported
-    timeout: ClassVar[float] = 600.0
+class Export(Request, op="export", reply=Exported, timeout=600.0):
+    """Every entry of the vault, with its text, section, key, tags, place and day."""
 
 
 def import_memories(rt: WriteRuntime, request: Import) -> Imported:

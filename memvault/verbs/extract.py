@@ -4,7 +4,7 @@ its lasting statements into the review queue), `review`, `approve` and `reject`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault import llm
 from memvault.protocol import Message, Request
@@ -52,35 +52,27 @@ class Rejected(Message):
 
 
 @dataclass(frozen=True)
-class Extract(Request):
+class Extract(Request, op="extract", reply=Extracted, timeout=120.0):
     """A conversation (the text of a JSON, JSON-lines or `{"messages": [...]}` file), by `name`."""
 
-    op: ClassVar[str] = "extract"
-    reply: ClassVar[type] = Extracted
-    timeout: ClassVar[float] = 120.0
     conversation: str
     name: str = "conversation"
 
 
 @dataclass(frozen=True)
-class Review(Request):
-    op: ClassVar[str] = "review"
-    reply: ClassVar[type] = Proposals
+class Review(Request, op="review", reply=Proposals):
+    """The proposed facts waiting in REVIEW.md, with how often each was seen."""
 
 
 @dataclass(frozen=True)
-class Approve(Request):
-    op: ClassVar[str] = "approve"
-    reply: ClassVar[type] = Approved
+class Approve(Request, op="approve", reply=Approved):
     id: str
     section: str | None = None
     key: str | None = None
 
 
 @dataclass(frozen=True)
-class Reject(Request):
-    op: ClassVar[str] = "reject"
-    reply: ClassVar[type] = Rejected
+class Reject(Request, op="reject", reply=Rejected):
     id: str
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from memvault.protocol import Message, Request
 from memvault.vault.errors import UsageError
@@ -41,26 +41,19 @@ class Verified(Message):
 
 
 @dataclass(frozen=True)
-class Ping(Request):
-    op: ClassVar[str] = "ping"
-    reply: ClassVar[type] = Pong
-    timeout: ClassVar[float] = 2.0
+class Ping(Request, op="ping", reply=Pong, timeout=2.0):
+    """Is a daemon there (its pid)? Asked quickly before a connection is kept."""
 
 
 @dataclass(frozen=True)
-class Status(Request):
-    op: ClassVar[str] = "status"
-    reply: ClassVar[type] = StatusReply
-    timeout: ClassVar[float] = 30.0
+class Status(Request, op="status", reply=StatusReply, timeout=30.0):
+    """Files on disk against what is indexed, failures, embedder, store, size (and the daemon's own figures)."""
 
 
 @dataclass(frozen=True)
-class Reindex(Request):
+class Reindex(Request, op="reindex", reply=Indexed, timeout=24 * 3600.0):
     """`paths` limits the pass to those notes; the model, tokenizer and store can change only with no daemon."""
 
-    op: ClassVar[str] = "reindex"
-    reply: ClassVar[type] = Indexed
-    timeout: ClassVar[float] = 24 * 3600.0
     rebuild: bool = False
     paths: list[str] | None = None
     embedder: str | None = None
@@ -80,20 +73,15 @@ class Reindex(Request):
 
 
 @dataclass(frozen=True)
-class Events(Request):
+class Events(Request, op="events", reply=EventList):
     """The daemon's last events (at most 1,000) newer than `since`; `{"op": "subscribe"}` streams them."""
 
-    op: ClassVar[str] = "events"
-    reply: ClassVar[type] = EventList
     since: int = 0
 
 
 @dataclass(frozen=True)
-class Verify(Request):
+class Verify(Request, op="verify", reply=Verified):
     """Do stores, manifest and files agree? (tests and diagnosis)"""
-
-    op: ClassVar[str] = "verify"
-    reply: ClassVar[type] = Verified
 
 
 class IndexRuntime(EntryRuntime, SearchRuntime, Protocol):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.errors import MemvaultError, UsageError
@@ -47,9 +47,7 @@ class Got(Message):
 
 
 @dataclass(frozen=True)
-class Note(Request):
-    op: ClassVar[str] = "note"
-    reply: ClassVar[type] = Saved
+class Note(Request, op="note", reply=Saved):
     text: str
     date: str | None = None
     section: str = "conversation"
@@ -58,9 +56,7 @@ class Note(Request):
 
 
 @dataclass(frozen=True)
-class Remember(Request):
-    op: ClassVar[str] = "remember"
-    reply: ClassVar[type] = Saved
+class Remember(Request, op="remember", reply=Saved):
     text: str
     section: str | None = None
     type: str | None = None
@@ -69,12 +65,10 @@ class Remember(Request):
 
 
 @dataclass(frozen=True)
-class Get(Request):
+class Get(Request, op="get", reply=Got):
     """A note (`memory`, a date or a vault-relative path), its lines `start_line`-`end_line`, or one
     `##` section of it; at most `GET_LINES` lines and `GET_CHARS` characters."""
 
-    op: ClassVar[str] = "get"
-    reply: ClassVar[type] = Got
     path: str
     start_line: int = 1
     end_line: int | None = None
@@ -98,13 +92,10 @@ class SectionList(Message):
 
 
 @dataclass(frozen=True)
-class Sections(Request):
+class Sections(Request, op="sections", reply=SectionList):
     """List MEMORY.md's sections with their item counts: where `remember --section` saves.
 
     A missing MEMORY.md is an error that says to run `memvault init`."""
-
-    op: ClassVar[str] = "sections"
-    reply: ClassVar[type] = SectionList
 
 
 def sections(rt: VaultRuntime, request: Sections) -> SectionList:

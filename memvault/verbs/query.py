@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from memvault.protocol import Request
 from memvault.search.hits import SearchResult
@@ -13,11 +13,9 @@ from memvault.verbs.runtime import SearchRuntime
 
 
 @dataclass(frozen=True)
-class Search(Request):
+class Search(Request, op="search", reply=SearchResult):  # its JSON is the published `RESULT_SCHEMA`
     """A query and its options; on the socket the options are flat public keys beside `query` (and `id`)."""
 
-    op: ClassVar[str] = "search"
-    reply: ClassVar[type] = SearchResult  # its JSON is the published `RESULT_SCHEMA`
     query: str
     options: SearchOptions = field(default_factory=SearchOptions)
     id: Any = None
