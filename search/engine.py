@@ -1,5 +1,5 @@
-"""Where a query is ranked: retrievers, fusion, time (decay, date words), MMR, the per-document cap,
-and the fallbacks.
+"""Where a query is ranked: `Searcher._indexed` reads as its list of stages (retrieve, fuse, time,
+floor, diversify, corrections, hits), each a method below it in the order they run; and the fallbacks.
 
 `Searcher` holds an open index (or the reason there is none) so batch mode
 and the daemon load the model and BM25 once for many queries.
@@ -139,8 +139,9 @@ class Searcher:
         return done / total, f"vectors for {done} of {total} chunks so far: the dense ranking weighs {done / total:.0%}"
 
     def _indexed(self, query: str, tokens: list[str], opts: SearchOptions, terms: tuple[str, ...]) -> SearchResult:
-        """A query ranked from the index, one stage a line, in the order they run; each stage is the method
-        of that name below. What a stage leaves out, no later stage sees."""
+        """A query ranked from the index, one stage a line in the order they run, each the method of that
+        name below (after `_filter`, which the date words may narrow). What a stage leaves out, no later
+        stage sees."""
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
         words, dates = self._date_words(query, opts)
@@ -148,7 +149,7 @@ class Searcher:
         found = self._retrieve(query, tokens, opts, depth, flt)
         if found.fallback is not None:
             return self._substring(query, opts, found.fallback, terms)
-        source, fused = _fuse(found, opts)
+        source, fused = self._fuse(found, opts)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
         fused, floor, reason = self._floor(fused, found, opts, depth)
@@ -190,6 +191,19 @@ class Searcher:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
         return _Retrieved(ranked, reason, share)
+
+    @staticmethod
+    def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
+        """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused
+        as the options say (search.fusion), the dense weight scaled by the share of chunks embedded so
+        far; with one, its own list in its own order, its score as the fused score."""
+        if len(found.ranked) == 2:
+            weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
+            if opts.fusion == "rrf":
+                return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
+            return "hybrid", convex(found.ranked, weights, opts.fusion)
+        source, items = next(iter(found.ranked.items()))
+        return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 
     def _time(
         self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]
@@ -284,16 +298,3 @@ def _filter(opts: SearchOptions, words: DateWords | None, dates: dict[str, Any] 
     if words is not None and dates is not None and dates["applied"] == "filter":
         filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
     return None if filters.is_empty() else filters
-
-
-def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
-    """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused as
-    the options say (search.fusion), the dense weight scaled by the share of chunks embedded so far;
-    with one, its own list in its own order, its score as the fused score."""
-    if len(found.ranked) == 2:
-        weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
-        if opts.fusion == "rrf":
-            return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
-        return "hybrid", convex(found.ranked, weights, opts.fusion)
-    source, items = next(iter(found.ranked.items()))
-    return source, [Fused(cid, score, {source: r}, {source: score}) for r, (cid, score) in enumerate(items, start=1)]
