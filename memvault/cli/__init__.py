@@ -18,26 +18,17 @@ from memvault.vault.errors import MemvaultError
 INTERNAL_ERROR = 70
 
 
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever `sys.stderr` is at the time (a test that runs `main` captures it)."""
-
-    @property  # type: ignore[override]
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: object) -> None:
-        pass
+_REPORTS = logging.StreamHandler()
+_REPORTS.setFormatter(logging.Formatter("memvault: %(message)s"))
 
 
 def _report_to_stderr() -> None:
     """Library code reports what it found and fixed (a rebuilt store, a changed model) on the `memvault`
-    logger; a command shows each as one line."""
+    logger; a command shows each as one line, on the `sys.stderr` of its run (a test's, in process)."""
+    _REPORTS.setStream(sys.stderr)
     logger = logging.getLogger("memvault")
-    if not any(isinstance(h, _Stderr) for h in logger.handlers):
-        handler = _Stderr()
-        handler.setFormatter(logging.Formatter("memvault: %(message)s"))
-        logger.addHandler(handler)
+    if _REPORTS not in logger.handlers:
+        logger.addHandler(_REPORTS)
     logger.setLevel(logging.WARNING)
     logger.propagate = False
 
