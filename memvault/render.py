@@ -37,15 +37,6 @@ def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: Text
         out.write("tags: " + ", ".join(f"#{t} {n}" for t, n in tags.items()) + "\n")
 
 
-def print_trash(items: list[dict[str, Any]], out: TextIO) -> None:
-    """One line per trashed entry: its id, where it was, when and why, its first 80 characters."""
-    if not items:
-        out.write("the trash is empty\n")
-    for item in items:
-        text = " ".join(item["text"].split())
-        out.write(f"{item['id']}  {item['origin']}:{item['line']}  {item['removed']}  {item['reason']}  {text[:80]}\n")
-
-
 def print_event(event: dict[str, Any], as_json: bool, out: TextIO) -> None:
     """One line per event: the JSON object, or its time, name and fields for people."""
     if as_json:

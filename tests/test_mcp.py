@@ -16,7 +16,8 @@ from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV
 
 TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
-         "memory_context", "memory_status", "memory_extract", "memory_sections"}  # fmt: skip
+         "memory_context", "memory_status", "memory_extract", "memory_sections",
+         "memory_trash"}  # fmt: skip
 
 
 def _data(result) -> dict:
@@ -88,6 +89,8 @@ async def _tools(session: ClientSession) -> None:
     assert "7654" in first["hits"][0]["snippet"]  # the correction ranks above the entry it corrects
     forgot = _data(await session.call_tool("memory_forget", {"key": "staging-db"}))
     assert forgot["removed"].startswith("MEMORY.md:") and forgot["trash_id"]
+    trashed = _data(await session.call_tool("memory_trash", {}))["items"]
+    assert [t["origin"] for t in trashed if t["id"] == forgot["trash_id"]] == ["MEMORY.md"]
     gone = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
     assert not any("6543" in h["snippet"] for h in gone["hits"])
 

@@ -94,17 +94,6 @@ def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def cmd_trash(args: argparse.Namespace, vault: Vault) -> int:
-    items = _one(args, vault).trash()
-    if args.json:
-        print(json.dumps({"items": items}, ensure_ascii=False, default=str))
-        return 0
-    from memvault.render import print_trash
-
-    print_trash(items, sys.stdout)
-    return 0
-
-
 def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
     words = list(args.args)
     what = None if args.match is not None else (words.pop(0) if words else None)
@@ -200,8 +189,4 @@ def add_entry_commands(add: Add) -> None:
 
     p = add("restore", cmd_restore, "put a forgotten entry back where it was, or a whole cleared batch")
     p.add_argument("id", help="its trash id, or the batch id a clear printed (see memvault trash)")
-    p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")
-
-    p = add("trash", cmd_trash, "list the entries in the trash with their id, origin and time")
-    p.add_argument("--json", action="store_true")
     p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")

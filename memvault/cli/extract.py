@@ -1,4 +1,5 @@
-"""The CLI commands that learn from conversations: `extract`, `review`, `approve`, `reject`."""
+"""The CLI command that learns from conversations: `extract` (`review`, `approve` and `reject` are served by
+translation, `memvault.cli.generic`)."""
 
 from __future__ import annotations
 
@@ -42,48 +43,7 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def cmd_review(args: argparse.Namespace, vault: Vault) -> int:
-    from memvault.verbs.extract import Review
-
-    proposals = vault.run(Review()).proposals
-    if args.json:
-        print(json.dumps({"proposals": proposals}, ensure_ascii=False))
-        return 0
-    if not proposals:
-        print("the review queue is empty")
-    for p in proposals:
-        print(f"{p['id']}  {p['kind']:<10} seen {p['seen']}x  last {p['last']}  {p['text']}")
-    return 0
-
-
-def cmd_approve(args: argparse.Namespace, vault: Vault) -> int:
-    from memvault.verbs.extract import Approve
-
-    reply = vault.run(Approve(args.id, args.section, args.key))
-    done = "already remembered" if reply.status == "unchanged" else "remembered"
-    print(f"{done} in {reply.path} § {reply.section}; {reply.id} is off the review queue")
-    return 0
-
-
-def cmd_reject(args: argparse.Namespace, vault: Vault) -> int:
-    from memvault.verbs.extract import Reject
-
-    print(f"rejected {vault.run(Reject(args.id)).id}: it is in the trash")
-    return 0
-
-
 def add_extract_commands(add: Add) -> None:
     p = add("extract", cmd_extract, "summarise a conversation into today's note; its lasting statements go to review")
     p.add_argument("file", help="CONVERSATION.json: [{role, content}], JSON lines, or {messages: [...]} ('-': stdin)")
     p.add_argument("--json", action="store_true")
-
-    p = add("review", cmd_review, "the proposed facts waiting in REVIEW.md, with how often each was seen")
-    p.add_argument("--json", action="store_true")
-
-    p = add("approve", cmd_approve, "write a proposed fact to MEMORY.md (guards, keys and dedupe apply)")
-    p.add_argument("id", help="the proposal's id (see memvault review)")
-    p.add_argument("--section", help="this MEMORY.md section instead of the one its kind goes to")
-    p.add_argument("--key", help="name the entry: a later save with this key replaces it")
-
-    p = add("reject", cmd_reject, "drop a proposed fact (it goes to the trash)")
-    p.add_argument("id", help="the proposal's id (see memvault review)")

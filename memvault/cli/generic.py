@@ -25,7 +25,7 @@ def cmd_verb(request_type: type[Request], args: argparse.Namespace, vault: Vault
     request = request_type(**{k: v for k, v in given.items() if v is not None})
     with Scopes(vault) as scopes:
         reply = scopes.one(args.scope)[1].run(request)
-    print(json.dumps(reply.to_json(), ensure_ascii=False) if args.json else reply.human())
+    print(json.dumps(reply.to_json(), ensure_ascii=False, default=str) if args.json else reply.human())
     return 0
 
 

@@ -33,12 +33,13 @@ VERBS: dict[str, Verb] = {
     "note": Verb("notes.note"), "remember": Verb("notes.remember"), "get": Verb("notes.get"),
     "sections": Verb("notes.sections", BOTH),
     "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
-    "clear": Verb("entries.clear"), "trash": Verb("entries.trash"), "correct": Verb("entries.correct"),
+    "clear": Verb("entries.clear"), "trash": Verb("entries.trash", BOTH), "correct": Verb("entries.correct"),
     "summary": Verb("days.summary"), "catalog": Verb("days.catalog"), "recent": Verb("days.recent"),
     "retention": Verb("days.retention"),
     "import": Verb("exchange.import_memories"), "export": Verb("exchange.export"),
-    "extract": Verb("extract.extract"), "review": Verb("extract.review_queue"), "approve": Verb("extract.approve"),
-    "reject": Verb("extract.reject"),
+    "extract": Verb("extract.extract"),  # approving and rejecting are a person's: not MCP tools
+    "review": Verb("extract.review_queue", ("cli",)), "approve": Verb("extract.approve", ("cli",)),
+    "reject": Verb("extract.reject", ("cli",)),
 }  # fmt: skip
 
 

@@ -55,6 +55,11 @@ class Cleared(Message):
 class TrashList(Message):
     items: list[dict[str, Any]]
 
+    def human(self) -> str:
+        """One line per trashed entry: its id, where it was, when and why, its first 80 characters."""
+        return "\n".join(f"{t['id']}  {t['origin']}:{t['line']}  {t['removed']}  {t['reason']}  "
+                         f"{' '.join(t['text'].split())[:80]}" for t in self.items) or "the trash is empty"  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Listed(Message):
@@ -121,7 +126,7 @@ class Clear(Request, op="clear", reply=Cleared):
 
 @dataclass(frozen=True)
 class Trash(Request, op="trash", reply=TrashList):
-    """The entries in the trash: id, where they were, when and why, their text."""
+    """List the entries in the trash with their id, origin and time."""
 
 
 @dataclass(frozen=True)

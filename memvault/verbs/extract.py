@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memvault import llm
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, arg
 from memvault.vault.conversation import parse_conversation, summarise
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import GuardError, UsageError
@@ -36,6 +36,10 @@ class Extracted(Message):
 class Proposals(Message):
     proposals: list[dict[str, Any]]
 
+    def human(self) -> str:
+        return "\n".join(f"{p['id']}  {p['kind']:<10} seen {p['seen']}x  last {p['last']}  {p['text']}"
+                         for p in self.proposals) or "the review queue is empty"  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Approved(Message):
@@ -45,10 +49,17 @@ class Approved(Message):
     status: str
     indexed: bool = False
 
+    def human(self) -> str:
+        done = "already remembered" if self.status == "unchanged" else "remembered"
+        return f"{done} in {self.path} § {self.section}; {self.id} is off the review queue"
+
 
 @dataclass(frozen=True)
 class Rejected(Message):
     id: str
+
+    def human(self) -> str:
+        return f"rejected {self.id}: it is in the trash"
 
 
 @dataclass(frozen=True)
@@ -66,14 +77,18 @@ class Review(Request, op="review", reply=Proposals):
 
 @dataclass(frozen=True)
 class Approve(Request, op="approve", reply=Approved):
-    id: str
-    section: str | None = None
-    key: str | None = None
+    """Write a proposed fact to MEMORY.md (guards, keys and dedupe apply)."""
+
+    id: str = arg("the proposal's id (see memvault review)")
+    section: str | None = arg("this MEMORY.md section instead of the one its kind goes to", None)
+    key: str | None = arg("name the entry: a later save with this key replaces it", None)
 
 
 @dataclass(frozen=True)
 class Reject(Request, op="reject", reply=Rejected):
-    id: str
+    """Drop a proposed fact (it goes to the trash)."""
+
+    id: str = arg("the proposal's id (see memvault review)")
 
 
 def _safe(candidates: list[Candidate], warnings: list[str]) -> list[Candidate]:
