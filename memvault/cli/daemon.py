@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
+from memvault.api import Vault
 from memvault.cli.common import Add
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 STATUS_KEYS = ("vault", "files_on_disk", "files_indexed", "files_pending", "files_failed", "chunks", "embedder",
                "store", "index_bytes", "last_reconcile")  # fmt: skip

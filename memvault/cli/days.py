@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
+from memvault.api import Vault
 from memvault.cli.common import Add, read_text_arg
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import names_a_day
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 
 def cmd_summary(args: argparse.Namespace, vault: Vault) -> int:

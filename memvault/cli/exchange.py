@@ -6,16 +6,13 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
 
+from memvault.api import Vault
 from memvault.cli.common import Add
 from memvault.scopes import READ_SCOPES, Scopes
 from memvault.vault.guards import check_section_name
 from memvault.vault.scopes import SCOPES
 from memvault.vault.templates import IMPORTED_SECTION
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 
 def cmd_import(args: argparse.Namespace, vault: Vault) -> int:

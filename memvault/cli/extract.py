@@ -6,13 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
+from memvault.api import Vault
 from memvault.cli.common import Add
 from memvault.vault.errors import UsageError
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 MAX_CONVERSATION_BYTES = 50 << 20
 

@@ -9,13 +9,11 @@ import dataclasses
 import json
 import typing
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memvault.api import Vault
 from memvault.cli.common import Add
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
-    from memvault.protocol import Request
+from memvault.protocol import Request
 
 
 def cmd_verb(request_type: type[Request], args: argparse.Namespace, vault: Vault) -> int:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
+from memvault.api import Vault
 from memvault.cli.common import Add, read_text_arg
 from memvault.vault.errors import UsageError
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 
 def cmd_init(args: argparse.Namespace, vault: Vault) -> int:

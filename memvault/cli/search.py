@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memvault.api import Vault
 from memvault.cli.common import Add, read_text_arg
 from memvault.vault.errors import UsageError
-
-if TYPE_CHECKING:
-    from memvault.api import Vault
 
 
 def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
