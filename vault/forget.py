@@ -107,8 +107,16 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, pur
     if not purge:
         return moved[0]
     secret = normalise(target.text)
-    elsewhere = tuple(f"{e.path}:{e.start_line}" for e in vault_entries(layout) if secret in normalise(e.text))
+    elsewhere = tuple(f"{e.path}:{e.start_line}" for e in vault_entries(layout) if _says(e, secret))
     return dataclasses.replace(moved[0], scrubbed=scrub_trash(layout, secret, target.key), elsewhere=elsewhere)
+
+
+def _says(entry: Entry, secret: str) -> bool:
+    """Whether an entry's text holds the purged text as whole words (the secret told again inside a
+    longer entry); "ok" is not in "booked", and an empty text is in nothing."""
+    words = secret.split()
+    have = normalise(entry.text).split()
+    return bool(words) and any(have[i : i + len(words)] == words for i in range(len(have) - len(words) + 1))
 
 
 def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None

@@ -122,9 +122,14 @@ def remove_trashed(layout: Layout, ident: str) -> None:
 
 
 def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
-    """Remove every copy of an entry whose normalised text holds `secret` (or, every version of
-    the entry with `key`) from the trash: trashed entries go, whole-note backups lose those entries'
-    lines. Returns how many copies went."""
+    """Remove every copy of one entry from the trash: an entry whose normalised text is `secret`, the
+    whole of it (a piece of a longer entry is another entry), or one holding `key` (its earlier
+    versions); an empty `secret` is nobody's text and matches nothing. Trashed entries go, whole-note
+    backups lose those entries' lines. Returns how many copies went."""
+
+    def same(e: Entry) -> bool:
+        return (bool(secret) and normalise(e.text) == secret) or (bool(key) and e.key == key)
+
     removed = 0
     for path in sorted(layout.trash_dir.rglob("*")) if layout.trash_dir.is_dir() else ():
         if not path.is_file() or path.suffix not in (".md", ".bak"):
@@ -135,7 +140,7 @@ def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
         except NoteReadError:
             continue
         text = found.text
-        hits = [e for e in iter_entries(parse_note(rel, text)) if secret in normalise(e.text) or (key and e.key == key)]
+        hits = [e for e in iter_entries(parse_note(rel, text)) if same(e)]
         if not hits:
             continue
         removed += len(hits)

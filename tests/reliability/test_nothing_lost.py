@@ -1,0 +1,56 @@
+"""Nothing lost (issue 25): the bounded cases where a verb removed, hid or failed to put back text it
+should have kept, or broke on one bad file instead of naming it and going on."""
+
+from __future__ import annotations
+
+import json
+
+from memvault.vault.paths import Layout
+
+
+def _memory(layout: Layout) -> str:
+    return (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def _trash_items(cli) -> list[dict]:
+    listed = cli("trash", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)["items"]
+
+
+def _saved(layout: Layout) -> str:
+    import datetime as dt
+
+    return f"{dt.date.today().isoformat()} -->\n"
+
+
+def _line_of(layout: Layout, text: str) -> int:
+    return next(n for n, line in enumerate(_memory(layout).split("\n"), 1) if text in line)
+
+
+def test_purge_removes_only_the_same_entry(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "Booked the kayak trip").returncode == 0
+    assert cli("forget", "--match", "kayak").returncode == 0
+    assert cli("remember", "--type", "config", "ok").returncode == 0
+    purged = cli("forget", f"MEMORY.md:{_line_of(layout, '- ok')}", "--purge")
+    assert purged.returncode == 0, purged.stderr
+    assert "0 older copies removed" in purged.stdout and not purged.stderr
+    assert [i["text"] for i in _trash_items(cli)] == ["- Booked the kayak trip <!-- saved " + _saved(layout)]
+
+
+def test_purge_of_an_empty_text_matches_nothing_else(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "Booked the kayak trip").returncode == 0
+    assert cli("forget", "--match", "kayak").returncode == 0
+    assert cli("remember", "--type", "config", "The lab opens at nine").returncode == 0
+    memory = _memory(layout).replace("- The lab", "- [key:: placeholder]\n- The lab")
+    assert cli("rewrite", "memory", input=memory).returncode == 0  # leaves a whole-note backup
+    [bak] = (layout.root / ".trash").glob("MEMORY.md.*.bak")
+    purged = cli("forget", "placeholder", "--purge")
+    assert purged.returncode == 0, purged.stderr
+    assert "0 older copies removed" in purged.stdout, purged.stdout  # there were none
+    assert not purged.stderr, purged.stderr  # no "same text is still in" every entry
+    assert ["kayak" in i["text"] for i in _trash_items(cli)] == [True]
+    assert "The lab opens at nine" in bak.read_text(encoding="utf-8")
+    assert "placeholder" not in _memory(layout) and "The lab opens at nine" in _memory(layout)
