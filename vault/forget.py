@@ -223,12 +223,13 @@ def _restore_one(layout: Layout, item: Trashed) -> MovedEntry:
         encoded = current.encode(text) if current else b""
         line = int(item.meta.get("line") or 1)
         lines = split_lines(text)
+        if hashlib.sha256(encoded).hexdigest() == item.meta.get("after") and line - 1 <= len(lines):
+            # the note is as the removal left it: back at its line, even if the line there says the same
+            placed.append(MovedEntry(path, line, ident, True))
+            return "".join(lines[: line - 1]) + item.body + "".join(lines[line - 1 :])
         if "".join(lines[line - 1 : line - 1 + len(split_lines(item.body))]) == item.body:
             placed.append(MovedEntry(path, line, ident, True))  # still there: the save or forget that trashed it
             return text  # was killed before it wrote the note, so this item is only a spare copy
-        if hashlib.sha256(encoded).hexdigest() == item.meta.get("after") and line - 1 <= len(lines):
-            placed.append(MovedEntry(path, line, ident, True))
-            return "".join(lines[: line - 1]) + item.body + "".join(lines[line - 1 :])
         newline = current.newline if current else "\n"
         body = [raw.rstrip("\r\n") for raw in split_lines(item.body)]
         section = str(item.meta.get("section") or "")

@@ -54,3 +54,19 @@ def test_purge_of_an_empty_text_matches_nothing_else(layout, cli):
     assert ["kayak" in i["text"] for i in _trash_items(cli)] == [True]
     assert "The lab opens at nine" in bak.read_text(encoding="utf-8")
     assert "placeholder" not in _memory(layout) and "The lab opens at nine" in _memory(layout)
+
+
+def test_restore_puts_back_an_entry_the_next_line_repeats(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    shop = layout.root / "notes" / "shop.md"
+    shop.parent.mkdir()
+    shop.write_text("# Shop\n- buy milk\n- buy milk\n- eggs\n", encoding="utf-8")
+    forgot = cli("forget", "notes/shop.md:2")
+    assert forgot.returncode == 0, forgot.stderr
+    assert shop.read_text(encoding="utf-8") == "# Shop\n- buy milk\n- eggs\n"
+    [item] = _trash_items(cli)
+    restored = cli("restore", item["id"])
+    assert restored.returncode == 0, restored.stderr
+    assert restored.stdout.strip() == f"restored {item['id']} to notes/shop.md:2"
+    assert shop.read_text(encoding="utf-8") == "# Shop\n- buy milk\n- buy milk\n- eggs\n"
+    assert _trash_items(cli) == []
