@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,9 @@ class Vault:
         self._progress = progress
         self._daemon = DaemonClient(self.layout)
         self._runtime: LocalRuntime | None = None
+        # one verb at a time: the daemon connection carries one request and its reply, and the index this
+        # process opens is not shared between threads (agents call tools in parallel; hosts use to_thread)
+        self._lock = threading.RLock()
 
     @property
     def root(self) -> Path:
@@ -55,8 +59,9 @@ class Vault:
 
     def run(self, request: Request) -> Any:
         """Run one verb: through the daemon when one answers, else in this process."""
-        reply = self._daemon.call(request)
-        return reply if reply is not None else verbs.run(self._local(), request)
+        with self._lock:
+            reply = self._daemon.call(request)
+            return reply if reply is not None else verbs.run(self._local(), request)
 
     def _local(self) -> LocalRuntime:
         if self._runtime is None:
@@ -202,7 +207,8 @@ class Vault:
     def stop_daemon(self) -> int | None:
         from memvault.daemon import process
 
-        self._daemon.close()
+        with self._lock:
+            self._daemon.close()
         return process.stop(self.layout)
 
     def daemon_status(self) -> dict[str, Any]:
@@ -217,12 +223,14 @@ class Vault:
 
     def close_index(self) -> None:
         """Release an index this process opened for searching (a writer needs its lock)."""
-        if self._runtime is not None:
-            self._runtime.close()
+        with self._lock:
+            if self._runtime is not None:
+                self._runtime.close()
 
     def close(self) -> None:
-        self.close_index()
-        self._daemon.close()
+        with self._lock:
+            self.close_index()
+            self._daemon.close()
 
     def __enter__(self) -> Vault:
         return self
