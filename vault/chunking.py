@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from memvault.vault.cjk import CJK_WIDE
 from memvault.vault.days import SUMMARY_KEY, summary_of
-from memvault.vault.entries import ITEM, field_in
+from memvault.vault.entries import MARKER, field_in, item_end
 from memvault.vault.model import Chunk, Note
 from memvault.vault.sections import iter_headings, outside_fences
 
-VERSION = "c3"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c4"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
@@ -133,18 +133,16 @@ def _cut_point(text: str, limit: int) -> int:
 
 
 def _set_apart(lines: list[str], start: int, end: int) -> Iterator[tuple[int, int, str | None]]:
-    """A paragraph as runs of lines: each superseded entry (its item line and indented continuation
-    lines) a run of its own, with its day; the lines between as runs with None."""
+    """A paragraph as runs of lines: each superseded entry (its lines as `item_end` bounds them, a
+    nested item's too) a run of its own, with its day; the lines between as runs with None."""
     run = start
     i = start
     while i <= end:
-        day = field_in(lines[i], "superseded") if ITEM.match(lines[i]) else None
+        day = field_in(lines[i], "superseded") if MARKER.match(lines[i]) else None
         if day is None:
             i += 1
             continue
-        last = i
-        while last + 1 <= end and lines[last + 1][:1] in (" ", "\t"):
-            last += 1
+        last = item_end(lines, i, end)
         if run < i:
             yield run, i - 1, None
         yield i, last, day

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from memvault.vault.errors import NoteReadError, UsageError
@@ -35,6 +35,7 @@ from memvault.vault.sections import HEADING, entry_lines, insert_in_section, out
 from memvault.vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
+MARKER = re.compile(r"^([ \t]*)((?:[-*+]|\d{1,9}[.)])[ \t]+)(?=\S)")  # an item, at any indentation
 SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
 FIELDS = re.compile(r"\[(key|superseded|corrects)::[ \t]*([^\]\n]*?)[ \t]*\]")
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
@@ -125,29 +126,45 @@ def tags_in(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in TAG.findall(text) if not t.isdigit()))
 
 
+def item_end(lines: list[str], i: int, last: int | None = None, prose: Container[int] | None = None) -> int:
+    """The last line of the entry whose item starts at line `i` (0-based, at most `last`): the
+    indented, non-blank lines after it, up to a list item of its own. As in CommonMark, a nested item
+    (indented less than four columns past this item's text) is its own entry, not this one's
+    continuation; an item-like line indented deeper is text (`entry_lines` writes one so)."""
+    found = MARKER.match(lines[i])
+    column = len(found.group(0).expandtabs(4)) if found else 2
+    last = len(lines) - 1 if last is None else last
+    end = i
+    while end < last and (nxt := lines[end + 1])[:1] in (" ", "\t") and nxt.strip():
+        nested = MARKER.match(nxt) if prose is None or end + 1 in prose else None
+        if nested and len(nested.group(1).expandtabs(4)) < column + 4:
+            break
+        end += 1
+    return end
+
+
 def iter_entries(note: Note) -> Iterator[Entry]:
-    """Every entry of a note, in file order."""
+    """Every entry of a note, in file order: each list item, a nested one too, with its own lines."""
     lines = note.body.split("\n")
     prose = dict(outside_fences(lines))
     section = ""
     day = note.date.isoformat() if note.kind == "daily" and note.date else None
     note_tags = note.tags
     i = 0
+    listing = False  # the line before ended an entry: an indented item here is a nested one
     while i < len(lines):
         line = prose.get(i)
         heading = HEADING.match(line) if line is not None else None
         if heading:
             if len(heading.group(1)) <= 2:
                 section = (heading.group(2) or "").strip()
-            i += 1
+            i, listing = i + 1, False
             continue
-        item = ITEM.match(line) if line is not None else None
+        item = (MARKER if listing else ITEM).match(line) if line is not None else None
         if item is None or (note.kind == "daily" and section in _OVERVIEWS):
-            i += 1
+            i, listing = i + 1, False
             continue
-        end = i
-        while end + 1 < len(lines) and lines[end + 1][:1] in (" ", "\t") and lines[end + 1].strip():
-            end += 1
+        end = item_end(lines, i, prose=prose)
         body = [line[item.end() :].rstrip("\r")] + [raw.strip() for raw in lines[i + 1 : end + 1]]
         text = "\n".join(body)
         saved = _saved_on(text)
@@ -164,7 +181,7 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             superseded=field_in(text, "superseded"),
             corrects=field_in(text, "corrects"),
         )
-        i = end + 1
+        i, listing = end + 1, True
 
 
 def vault_entries(layout: Layout, rel: str | None = None, containing: str | None = None) -> Iterator[Entry]:
@@ -268,6 +285,8 @@ def place_entry(
         if normalise(old.text) == wanted:
             return text, Placed("unchanged", old.section)
         split = split_lines(text)
+        nested = MARKER.match(split[old.start_line - 1])
+        lines = entry_lines(entry, prefix, nested.group(1) if nested else "")  # a nested item stays nested
         ending = split[old.end_line - 1][len(split[old.end_line - 1].rstrip("\r\n")) :]
         block = [line + newline for line in lines[:-1]] + [lines[-1] + ending]
         new = "".join([*split[: old.start_line - 1], *block, *split[old.end_line :]])

@@ -65,16 +65,20 @@ def find_sections(lines: list[str], level: int) -> list[Section]:
     return sections
 
 
-def entry_lines(entry: str, prefix: str = "- ") -> list[str]:
-    """Format an entry as one list item; continuation lines are indented under it. A line that would
-    read as a heading or a code fence at two spaces (both may be indented up to three) gets four, so
-    it stays inside the entry instead of ending its section or fencing off the rest of the note."""
+def entry_lines(entry: str, prefix: str = "- ", indent: str = "") -> list[str]:
+    """Format an entry as one list item (nested `indent` deep); continuation lines are indented under
+    it. A line that would read as a heading or a code fence at two spaces (both may be indented up to
+    three) gets four, so it stays inside the entry instead of ending its section or fencing off the
+    rest of the note; one that would read as a list item gets six, past a nested item's reach, so
+    it stays text of this entry instead of becoming an entry of its own."""
     first, *rest = entry.split("\n")
-    return [prefix + first.rstrip()] + [_continuation(line) for line in rest]
+    return [indent + prefix + first.rstrip()] + [(indent + _continuation(line)).rstrip() for line in rest]
 
 
 def _continuation(line: str) -> str:
     bare = line.strip()
+    if _ITEM.match(bare):
+        return "      " + bare
     return ("    " + bare if bare.startswith(("#", "```", "~~~")) else "  " + line).rstrip()
 
 

@@ -4,6 +4,7 @@ should have kept, or broke on one bad file instead of naming it and going on."""
 from __future__ import annotations
 
 import json
+import re
 
 from memvault.vault.paths import Layout
 
@@ -70,3 +71,23 @@ def test_restore_puts_back_an_entry_the_next_line_repeats(layout, cli):
     assert restored.stdout.strip() == f"restored {item['id']} to notes/shop.md:2"
     assert shop.read_text(encoding="utf-8") == "# Shop\n- buy milk\n- buy milk\n- eggs\n"
     assert _trash_items(cli) == []
+
+
+def test_a_key_on_a_nested_item_is_that_item_s(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    memory = _memory(layout)
+    nested = "- Project X\n  - owner is Ana [key:: owner]\n  - budget 40k EUR\n"
+    layout.memory_md.write_text(memory.rstrip("\n") + "\n\n" + nested, encoding="utf-8")
+    listed = json.loads(cli("list", "--json").stdout)["entries"]
+    assert [(e["text"], e["key"]) for e in listed][-3:] == [
+        ("Project X", None), ("owner is Ana [key:: owner]", "owner"), ("budget 40k EUR", None)
+    ]  # fmt: skip
+    saved = cli("remember", "--key", "owner", "--type", "config", "owner is Bo")
+    assert saved.returncode == 0, saved.stderr
+    assert re.search(
+        r"\n- Project X\n  - owner is Bo \[key:: owner\] <!-- saved [-0-9]+ -->\n  - budget 40k EUR\n$", _memory(layout)
+    )
+    listed = cli("remember", "--type", "config", "--key", "shop", "Groceries:\n- milk\n  - eggs")
+    assert listed.returncode == 0, listed.stderr
+    [shop] = [e for e in json.loads(cli("list", "--json").stdout)["entries"] if e["key"] == "shop"]
+    assert shop["text"].startswith("Groceries: [key:: shop]") and shop["text"].endswith("\n- milk\n- eggs")
