@@ -128,18 +128,26 @@ def tags_in(text: str) -> tuple[str, ...]:
 
 def item_end(lines: list[str], i: int, last: int | None = None, prose: Container[int] | None = None) -> int:
     """The last line of the entry whose item starts at line `i` (0-based, at most `last`): the
-    indented, non-blank lines after it, up to a list item of its own. As in CommonMark, a nested item
+    indented lines after it, up to a list item of its own, and past a blank line when the next line is
+    indented to the item's text (its next paragraph, as in CommonMark). As there, a nested item
     (indented less than four columns past this item's text) is its own entry, not this one's
     continuation; an item-like line indented deeper is text (`entry_lines` writes one so)."""
     found = MARKER.match(lines[i])
     column = len(found.group(0).expandtabs(4)) if found else 2
     last = len(lines) - 1 if last is None else last
     end = i
-    while end < last and (nxt := lines[end + 1])[:1] in (" ", "\t") and nxt.strip():
-        nested = MARKER.match(nxt) if prose is None or end + 1 in prose else None
+    while end < last:
+        step = 1
+        while end + step <= last and not lines[end + step].strip():
+            step += 1  # blank lines: the item goes on past them only to a line indented to its text
+        nxt = lines[end + step] if end + step <= last else ""
+        indent = len(nxt.expandtabs(4)) - len(nxt.expandtabs(4).lstrip())
+        if not nxt.strip() or indent == 0 or (step > 1 and indent < column):
+            break
+        nested = MARKER.match(nxt) if prose is None or end + step in prose else None
         if nested and len(nested.group(1).expandtabs(4)) < column + 4:
             break
-        end += 1
+        end += step
     return end
 
 

@@ -91,3 +91,25 @@ def test_a_key_on_a_nested_item_is_that_item_s(layout, cli):
     assert listed.returncode == 0, listed.stderr
     [shop] = [e for e in json.loads(cli("list", "--json").stdout)["entries"] if e["key"] == "shop"]
     assert shop["text"].startswith("Groceries: [key:: shop]") and shop["text"].endswith("\n- milk\n- eggs")
+
+
+def _body(layout: Layout) -> list[str]:
+    """MEMORY.md's lines after its headings: what entries left behind."""
+    return [line for line in _memory(layout).split("\n") if line.strip() and not line.startswith("#")]
+
+
+def test_a_saved_blank_line_stays_inside_its_entry(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    two = "The deploy runs nightly\n\nIt needs the VPN up first"
+    assert cli("remember", "--type", "config", "--key", "deploy", two).returncode == 0
+    assert cli("remember", "--type", "config", "--key", "deploy", "The deploy runs hourly").returncode == 0
+    assert _body(layout) == [f"- The deploy runs hourly [key:: deploy] <!-- saved {_saved(layout)[:-5]} -->"]
+    [old] = _trash_items(cli)
+    assert "It needs the VPN up first" in old["text"]
+    assert cli("remember", "--type", "config", two).returncode == 0
+    assert cli("forget", "--match", "nightly").returncode == 0
+    assert [line for line in _body(layout) if "VPN" in line] == []
+    assert cli("remember", "--type", "config", two).returncode == 0
+    assert cli("clear", "--all", "--yes").returncode == 0
+    assert _body(layout) == []
+    assert sum("It needs the VPN up first" in i["text"] for i in _trash_items(cli)) == 3
