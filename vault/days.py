@@ -70,6 +70,16 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
     line = f"{SUMMARY_KEY}: {json.dumps(summary, ensure_ascii=False)}"  # a YAML double-quoted scalar
 
     def change(current: TextFile | None) -> str:
+        rel = layout.relative(path)
+        problem = parse_note(rel, current.text).problem if current else None
+        new = "" if problem else _with_summary(current, rel)
+        if not problem and parse_note(rel, new).frontmatter.get(SUMMARY_KEY) != summary:
+            problem = f"{rel}: its frontmatter would not hold the index"
+        if problem:  # a list, a scalar, broken YAML: refused in one line, nothing written
+            raise UsageError(f"{problem.removesuffix('; read as plain text')}; make it a YAML mapping by hand")
+        return new
+
+    def _with_summary(current: TextFile | None, rel: str) -> str:
         body = current.text if current else template
         newline = current.newline if current else "\n"
         lines = split_lines(body)
@@ -84,7 +94,7 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
         elif at is None:
             lines.insert(end, line + newline)
         else:
-            raise UsageError(f"{layout.relative(path)}: its index spans several lines; edit it by hand")
+            raise UsageError(f"{rel}: its index spans several lines; edit it by hand")
         return "".join(lines)
 
     update_note(layout, path, change)

@@ -7,6 +7,7 @@ import json
 import re
 
 from memvault.vault.paths import Layout
+from tests.reliability.conftest import one_line
 
 
 def _memory(layout: Layout) -> str:
@@ -113,3 +114,16 @@ def test_a_saved_blank_line_stays_inside_its_entry(layout, cli):
     assert cli("clear", "--all", "--yes").returncode == 0
     assert _body(layout) == []
     assert sum("It needs the VPN up first" in i["text"] for i in _trash_items(cli)) == 3
+
+
+def test_summary_refuses_frontmatter_that_is_not_a_mapping(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    day = layout.root / "daily" / "2024-03-05.md"
+    day.parent.mkdir(exist_ok=True)
+    for front in ("- a\n- b\n", "just words\n", "{date: 2024-03-05}\n"):
+        day.write_text(f"---\n{front}---\n# 2024-03-05\n", encoding="utf-8")
+        before = day.read_bytes()
+        said = cli("summary", "2024-03-05", "Met Ana about the budget")
+        assert said.returncode != 0 and said.stdout == "", (front, said.stdout)
+        assert one_line(said.stderr) and len(said.stderr.splitlines()) == 1 and "daily/2024-03-05.md" in said.stderr
+        assert day.read_bytes() == before
