@@ -21,6 +21,21 @@ _FENCE_END = re.compile(r"^(?:---|\.\.\.)\s*$")
 _YAML = frontmatter.YAMLHandler()
 
 
+class _NoAliases(yaml.SafeLoader):
+    """YAML without aliases (`*name`): a few hundred bytes of them can stand for billions of values
+    (billion laughs), which a listing or an export would then write out in full."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "an alias (*name), which frontmatter may not use", mark)
+        return super().compose_node(parent, index)
+
+
+def _load(block: str) -> Any:
+    return yaml.load(block, Loader=_NoAliases) if "*" in block else _YAML.load(block)
+
+
 def note_kind(rel_path: str) -> str:
     """`memory` for MEMORY.md, `daily` for daily/YYYY-MM-DD.md, `other` for any other note."""
     if rel_path == MEMORY_FILE:
@@ -69,8 +84,8 @@ def parse_note(rel_path: str, text: str) -> Note:
     problem = None
     if block is not None:
         try:
-            loaded = _YAML.load(block)
-        except yaml.YAMLError as exc:
+            loaded = _load(block)
+        except (yaml.YAMLError, RecursionError) as exc:  # RecursionError: nested thousands deep
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 2 if mark is not None else 1
             reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]

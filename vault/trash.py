@@ -9,6 +9,7 @@ restore them in any editor.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout
 
 ENTRIES_DIR = "entries"
+log = logging.getLogger("memvault")
 
 
 def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
@@ -96,6 +98,8 @@ def is_item(layout: Layout, ident: str) -> bool:
 
 
 def read_trashed(layout: Layout, ident: str) -> Trashed:
+    """One item, checked: a hand-edited one without its `origin`, `line` (a number) or `removed`
+    (when) is refused in one line naming its file."""
     path = _item_path(layout, ident)
     if not path.is_file():
         raise UsageError(f"{ident}: no such item in {layout.trash_dir / ENTRIES_DIR}")
@@ -103,17 +107,26 @@ def read_trashed(layout: Layout, ident: str) -> Trashed:
     item = parse_note(rel, read_note(path, rel).text)
     if item.problem or not item.frontmatter:
         raise UsageError(item.problem or f"{rel}: not a trash item (no frontmatter)")
-    return Trashed(ident, item.frontmatter, item.body)
+    meta = item.frontmatter
+    line = meta.get("line")
+    if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        raise UsageError(f"{rel}: not a trash item (its line is {str(line)[:40]!r}, not a line number)")
+    for name in ("origin", "removed"):
+        if not isinstance(meta.get(name), str | dt.date) or not str(meta[name]).strip():
+            raise UsageError(f"{rel}: not a trash item (no {name!r})")
+    return Trashed(ident, {**meta, "removed": str(meta["removed"]), "reason": str(meta.get("reason") or "")}, item.body)
 
 
 def list_trashed(layout: Layout) -> list[Trashed]:
-    """The trashed entries, oldest first; an unreadable item is skipped (it stays on disk)."""
+    """The trashed entries, oldest first; an item that cannot be read is named in a warning and
+    skipped (it stays on disk), and the rest are listed."""
     out = []
     for path in sorted((layout.trash_dir / ENTRIES_DIR).glob("*.md")):
         try:
             out.append(read_trashed(layout, path.stem))
-        except (UsageError, NoteReadError):
-            continue
+        except (UsageError, NoteReadError) as exc:
+            name = layout.relative(path)
+            log.warning("%s; skipped", exc if name in str(exc) else f"{name}: {exc}")
     return out
 
 

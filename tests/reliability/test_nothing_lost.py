@@ -127,3 +127,44 @@ def test_summary_refuses_frontmatter_that_is_not_a_mapping(layout, cli):
         assert said.returncode != 0 and said.stdout == "", (front, said.stdout)
         assert one_line(said.stderr) and len(said.stderr.splitlines()) == 1 and "daily/2024-03-05.md" in said.stderr
         assert day.read_bytes() == before
+
+
+BOMB = (
+    "---\na: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+    + "origin: MEMORY.md\nline: 1\nremoved: '2024-01-01T00:00:00'\nreason: forgotten\n---\n- boom\n"
+)
+
+
+def test_a_bad_trash_item_is_named_and_skipped(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    for text in ("first fact", "second fact", "third fact"):
+        assert cli("remember", "--type", "config", text).returncode == 0
+        assert cli("forget", "--match", text).returncode == 0
+    items = {
+        p.read_text(encoding="utf-8").split("\n- ")[1][:5]: p for p in (layout.root / ".trash" / "entries").glob("*")
+    }
+    good, no_removed, bad_line = items["first"], items["secon"], items["third"]
+    no_removed.write_text(no_removed.read_text(encoding="utf-8").replace("removed:", "taken:"), encoding="utf-8")
+    bad_line.write_text(
+        "\n".join(
+            "line: abc" if x.startswith("line:") else x for x in bad_line.read_text(encoding="utf-8").split("\n")
+        ),
+        encoding="utf-8",
+    )
+    assert len(BOMB.encode()) < 600
+    (layout.root / ".trash" / "entries" / "20240101T000000-abcdef.md").write_text(BOMB, encoding="utf-8")
+    listed = cli("trash")
+    assert listed.returncode == 0, listed.stderr
+    assert "first fact" in listed.stdout and "second" not in listed.stdout and "third" not in listed.stdout
+    assert "boom" not in listed.stdout
+    assert one_line(listed.stderr) and len(listed.stderr.splitlines()) == 3
+    for bad in (no_removed, bad_line, "20240101T000000-abcdef.md"):
+        assert str(getattr(bad, "name", bad)) in listed.stderr
+    as_json = cli("trash", "--json")
+    assert as_json.returncode == 0 and len(as_json.stdout) < 2000
+    assert [i["text"].split(" <!--")[0] for i in json.loads(as_json.stdout)["items"]] == ["- first fact"]
+    restored = cli("restore", bad_line.stem)
+    assert restored.returncode != 0 and one_line(restored.stderr) and bad_line.name in restored.stderr
+    assert bad_line.is_file()
+    assert cli("restore", good.stem).returncode == 0 and "first fact" in _memory(layout)
