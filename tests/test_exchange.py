@@ -217,9 +217,9 @@ def test_an_import_writes_each_note_once(layout, tmp_path, monkeypatch):
     writes: list[str] = []
     real = saving.atomic_write
 
-    def counted(path: Path, data: bytes) -> None:
+    def counted(path: Path, data: bytes, expect: str | None = None) -> None:
         writes.append(layout.relative(path))
-        real(path, data)
+        real(path, data, expect)
 
     monkeypatch.setattr(saving, "atomic_write", counted)
     done = import_file(layout, str(file))

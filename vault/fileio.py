@@ -8,6 +8,8 @@ dominant line ending and encoding.
 from __future__ import annotations
 
 import codecs
+import ctypes
+import errno
 import hashlib
 import os
 import re
@@ -17,12 +19,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memvault.vault.errors import LockError, NoteReadError
+from memvault.vault.errors import LockError, MemvaultError, NoteReadError
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
+ABSENT = "absent"  # `atomic_write(expect=ABSENT)`: the note must still not exist
+TRIES = 5  # read-modify-write passes before a note that keeps changing under memvault is left alone
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -126,10 +130,74 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+class ChangedMeanwhile(MemvaultError):
+    """The note is no longer the version memvault read (a person's editor saved it meanwhile): nothing
+    was written over it."""
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_RENAMEAT2 = getattr(_LIBC, "renameat2", None)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False where the system or the
+    file system cannot, and the caller falls back to a check just before its rename."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    if code == errno.ENOENT:
+        raise ChangedMeanwhile(f"{b}: removed while memvault was writing it")
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _put_in_place(tmp: Path, path: Path, expect: str | None) -> None:
+    """Rename `tmp` over `path`, only if `path` still holds the bytes memvault read (`expect`, their
+    sha256; ABSENT: no file; None: no check). The note is checked right before the rename; with an atomic
+    exchange the version displaced is compared again after the swap and swapped back when it was not the
+    one read, so even a save between that check and the rename is not lost."""
+    if expect is None:
+        os.replace(tmp, path)
+        return
+    if expect == ABSENT:
+        try:
+            os.link(tmp, path)  # fails when the note appeared meanwhile
+        except FileExistsError:
+            raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        return
+    if _sha256(path) != expect:  # first the plain check, so a version not yet verified is rarely seen
+        tmp.unlink(missing_ok=True)
+        raise ChangedMeanwhile(f"{path}: changed while memvault was writing it")
+    ours = tmp.stat().st_ino
+    if _exchange(tmp, path):
+        if _sha256(tmp) == expect:
+            tmp.unlink()
+            return
+        if path.stat().st_ino == ours:  # theirs back in place (unless a later save already replaced ours)
+            _exchange(tmp, path)
+        tmp.unlink(missing_ok=True)
+        raise ChangedMeanwhile(f"{path}: changed while memvault was writing it")
+    os.replace(tmp, path)
+
+
+def atomic_write(path: Path, data: bytes, expect: str | None = None) -> None:
     """Write to a temp file in the same folder, fsync, rename over the target, fsync the folder.
 
-    A crash leaves either the old note or the new one, never a torn mix.
+    A crash leaves either the old note or the new one, never a torn mix. `expect`: the sha256 of the
+    version this write replaces (`TextFile.sha256`), or ABSENT; a note that is no longer that version
+    is left as it is and `ChangedMeanwhile` raised.
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
@@ -142,7 +210,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        _put_in_place(tmp, path, expect)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -160,15 +228,27 @@ def update_note(
 ) -> str:
     """Read-modify-write one note under the vault lock; `change` gets None for a new note.
 
-    The result is encoded the way the note already was, so a UTF-8-with-BOM or
-    UTF-16 note stays so.
+    The result is encoded the way the note already was, so a UTF-8-with-BOM or UTF-16 note stays so.
+    Written only over the version read: when a person's editor saves the note meanwhile, `change` is
+    applied again to what the editor saved (up to `TRIES` times), so neither side's lines are lost.
     """
+    rel = layout.relative(path)
     with vault_lock(layout):
-        current = read_note(path, layout.relative(path)) if path.exists() else None
-        new_text = change(current)
-        if current is not None and new_text == current.text:
-            return new_text  # nothing changed: no write, so no mtime change and no reindex
-        encoder = current or TextFile("")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, encoder.encode(new_text))
-    return new_text
+        for _ in range(TRIES):
+            current = read_note(path, rel) if path.exists() else None
+            new_text = change(current)
+            if current is not None and new_text == current.text:
+                return new_text  # nothing changed: no write, so no mtime change and no reindex
+            encoder = current or TextFile("")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                atomic_write(path, encoder.encode(new_text), current.sha256 if current else ABSENT)
+                return new_text
+            except ChangedMeanwhile:
+                continue
+    raise kept_changing(rel)
+
+
+def kept_changing(rel: str) -> ChangedMeanwhile:
+    return ChangedMeanwhile(f"{rel} kept changing while memvault wrote it ({TRIES} tries): nothing written; "
+                            "save again once the editor is done")  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import UsageError
-from memvault.vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
+from memvault.vault.fileio import ABSENT, MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
 from memvault.vault.guards import check_entry, check_section_name
 from memvault.vault.paths import Layout
 from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
@@ -85,7 +85,7 @@ def rewrite(layout: Layout, path: Path, text: str) -> Path | None:
             encoder = read_note(path, layout.relative(path))
             kept = backup(layout, path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, encoder.encode(text))
+        atomic_write(path, encoder.encode(text), encoder.sha256 if kept else ABSENT)  # over the version kept
     return kept
 
 
@@ -99,6 +99,6 @@ def init_vault(layout: Layout, lang: str = "zh") -> list[Path]:
         created.append(layout.daily_dir)
     with vault_lock(layout):
         if not layout.memory_md.exists():
-            atomic_write(layout.memory_md, memory_template(lang).encode("utf-8"))
+            atomic_write(layout.memory_md, memory_template(lang).encode("utf-8"), ABSENT)
             created.append(layout.memory_md)
     return created

@@ -24,7 +24,18 @@ from memvault.vault.entries import (
 )
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.faults import crash_point
-from memvault.vault.fileio import MAX_NOTE_BYTES, TextFile, atomic_write, read_note, update_note, vault_lock
+from memvault.vault.fileio import (
+    ABSENT,
+    MAX_NOTE_BYTES,
+    TRIES,
+    ChangedMeanwhile,
+    TextFile,
+    atomic_write,
+    kept_changing,
+    read_note,
+    update_note,
+    vault_lock,
+)
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout
@@ -257,28 +268,42 @@ def save_batch(
     holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
     prepared, reasons = _prepare_all(entries)
-    statuses = ["refused" if entry is None else "added" for entry in prepared]
-    rel = layout.relative(path)
-    created: list[str] = []
     with vault_lock(layout):
-        current = read_note(path, rel) if path.exists() else None
-        if current is not None and create_only:
-            return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
-        body = current.text if current else template()
-        existing = list(iter_entries(parse_note(rel, body)))
-        blocks = _new_blocks(rel, existing, entries, prepared, statuses, reasons, prefix)
-        if not blocks:
-            return BatchSaved(path, statuses, reasons)
-        for title, lines in blocks.items():
-            body, made = insert_in_section(body, title, lines, current.newline if current else "\n")
-            created += [title] if made else []
-        if on_add is not None:
-            added = [item.section for item, status in zip(entries, statuses, strict=True) if status == "added"]
-            body = on_add(body, {title: added.count(title) for title in blocks})
-        data = (current or TextFile("")).encode(body)
-        if len(data) > MAX_NOTE_BYTES:
-            raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note limit; "
-                             "save fewer entries at once")  # fmt: skip
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, data)
+        for _ in range(TRIES):  # written only over the version read: an editor's save meanwhile, and again
+            try:
+                return _batch_once(layout, path, entries, prepared, list(reasons), prefix, template, on_add,
+                                   create_only)  # fmt: skip
+            except ChangedMeanwhile:
+                continue
+    raise kept_changing(layout.relative(path))
+
+
+def _batch_once(
+    layout: Layout, path: Path, entries: Sequence[NewEntry], prepared: list[str | None], reasons: list[str | None],
+    prefix: str, template: Callable[[], str], on_add: Callable[[str, dict[str, int]], str] | None,
+    create_only: bool,
+) -> BatchSaved:  # fmt: skip
+    rel = layout.relative(path)
+    statuses = ["refused" if entry is None else "added" for entry in prepared]
+    created: list[str] = []
+    current = read_note(path, rel) if path.exists() else None
+    if current is not None and create_only:
+        return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
+    body = current.text if current else template()
+    existing = list(iter_entries(parse_note(rel, body)))
+    blocks = _new_blocks(rel, existing, entries, prepared, statuses, reasons, prefix)
+    if not blocks:
+        return BatchSaved(path, statuses, reasons)
+    for title, lines in blocks.items():
+        body, made = insert_in_section(body, title, lines, current.newline if current else "\n")
+        created += [title] if made else []
+    if on_add is not None:
+        added = [item.section for item, status in zip(entries, statuses, strict=True) if status == "added"]
+        body = on_add(body, {title: added.count(title) for title in blocks})
+    data = (current or TextFile("")).encode(body)
+    if len(data) > MAX_NOTE_BYTES:
+        raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note limit; "
+                         "save fewer entries at once")  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data, current.sha256 if current else ABSENT)
     return BatchSaved(path, statuses, reasons, created)
