@@ -21,6 +21,7 @@ overview counters are not entries.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
 _CUT_LONG = 100  # entries and snippet lines are cut at 240 characters: anything shorter was not cut
 _OVERVIEWS = set(OVERVIEW.values())
+log = logging.getLogger("memvault")
 
 
 @dataclass(frozen=True)
@@ -192,10 +194,13 @@ def iter_entries(note: Note) -> Iterator[Entry]:
         i, listing = end + 1, True
 
 
-def vault_entries(layout: Layout, rel: str | None = None, containing: str | None = None) -> Iterator[Entry]:
+def vault_entries(
+    layout: Layout, rel: str | None = None, containing: str | None = None, skipped: str = ""
+) -> Iterator[Entry]:
     """The entries of every note of the vault, notes in path order (one that cannot be read is skipped
-    here; `status` and `index` name it), or of the note `rel` alone, which must be readable. With
-    `containing`, only notes whose text holds it are parsed: a key looked up in a big vault."""
+    here, named in a warning that ends with `skipped` when that is given; `status` and `index` name it
+    too), or of the note `rel` alone, which must be readable. With `containing`, only notes whose
+    text holds it are parsed: a key looked up in a big vault."""
     if rel is not None:
         path = layout.root / rel
         if not path.is_file():
@@ -203,14 +208,16 @@ def vault_entries(layout: Layout, rel: str | None = None, containing: str | None
         yield from iter_entries(parse_note(rel, read_note(path, rel).text))
         return
     for file in scan_vault(layout):
-        if file.error:
-            continue
         try:
+            if file.error:
+                raise NoteReadError(file.error)
             text = read_note(file.path, file.rel).text
             if containing is not None and containing not in text:
                 continue
             note = parse_note(file.rel, text)
-        except NoteReadError:
+        except NoteReadError as exc:
+            if skipped:
+                log.warning("%s; %s", exc, skipped)
             continue
         yield from iter_entries(note)
 
@@ -220,7 +227,7 @@ def collect(layout: Layout, section: str | None = None, tag: str | None = None, 
     wanted_tag = tag.lstrip("#") if tag else None
     return [
         e
-        for e in vault_entries(layout)
+        for e in vault_entries(layout, skipped="skipped")
         if (section is None or e.section == section)
         and (wanted_tag is None or wanted_tag in e.tags)
         and (key is None or e.key == key)

@@ -273,7 +273,7 @@ def export_entry(entry: Entry) -> dict[str, Any]:
 
 def export_entries(layout: Layout) -> list[dict[str, Any]]:
     """Every entry of the vault (`vault.entries.vault_entries`), notes in path order."""
-    return [export_entry(e) for e in vault_entries(layout)]
+    return [export_entry(e) for e in vault_entries(layout, skipped="skipped, not exported")]
 
 
 def export_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:

@@ -166,7 +166,7 @@ def clear(layout: Layout, section: str | None = None, everything: bool = False, 
         return section is None or e.section == section
 
     by_note: dict[str, int] = {}
-    for entry in vault_entries(layout, rel):
+    for entry in vault_entries(layout, rel, skipped="skipped: its entries are not cleared"):
         if wanted(entry):
             by_note[entry.path] = by_note.get(entry.path, 0) + 1
     if section is not None and not by_note and section not in _titles(layout, memory):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from memvault.vault.cjk import CJK_WIDE
 from memvault.vault.entries import Entry, entry_key, iter_entries, normalise, vault_entries
 from memvault.vault.errors import UsageError
-from memvault.vault.fileio import TextFile, split_lines, update_note
+from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import REVIEW_FILE, Layout
 from memvault.vault.trash import trash_entry
@@ -123,7 +123,7 @@ def _line(p: Proposal) -> str:
 
 def review(layout: Layout) -> list[Proposal]:
     path = layout.root / REVIEW_FILE
-    return [p for p, _ in _parse(path.read_text(encoding="utf-8"))] if path.is_file() else []
+    return [p for p, _ in _parse(read_note(path, REVIEW_FILE).text)] if path.is_file() else []
 
 
 def propose(layout: Layout, candidates: list[Candidate], today: dt.date | None = None) -> list[Proposal]:

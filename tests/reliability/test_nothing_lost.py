@@ -168,3 +168,24 @@ def test_a_bad_trash_item_is_named_and_skipped(layout, cli):
     assert restored.returncode != 0 and one_line(restored.stderr) and bad_line.name in restored.stderr
     assert bad_line.is_file()
     assert cli("restore", good.stem).returncode == 0 and "first fact" in _memory(layout)
+
+
+def test_an_unreadable_note_is_named_not_skipped_silently(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    (layout.root / "REVIEW.md").write_bytes(b"# Review\n\n- caf\xe9 au lait\n")
+    review = cli("review")
+    assert review.returncode != 0 and one_line(review.stderr) and "REVIEW.md" in review.stderr
+    assert "internal error" not in review.stderr
+    (layout.root / "REVIEW.md").unlink()
+    assert cli("remember", "--type", "config", "The lab opens at nine").returncode == 0
+    latin = layout.root / "notes" / "latin.md"
+    latin.parent.mkdir()
+    latin.write_bytes(b"# Notes\n\n- caf\xe9 au lait\n")
+    for args in (("export",), ("list",)):
+        done = cli(*args)
+        assert done.returncode == 0 and "The lab opens at nine" in done.stdout, (args, done.stderr)
+        assert one_line(done.stderr) and "notes/latin.md" in done.stderr and "skipped" in done.stderr, args
+    cleared = cli("clear", "--all", "--yes")
+    assert cleared.returncode == 0 and "notes/latin.md" not in cleared.stdout
+    assert one_line(cleared.stderr) and "notes/latin.md" in cleared.stderr and "not cleared" in cleared.stderr
+    assert latin.read_bytes() == b"# Notes\n\n- caf\xe9 au lait\n"
