@@ -99,5 +99,7 @@ def test_mcp_session_over_stdio(layout, user_root):
     assert subprocess.run([MEMVAULT, "--vault", str(layout.root), "init", "--lang", "en"]).returncode == 0
     try:
         anyio.run(_session, layout, user_root)
+        stopped = subprocess.run([MEMVAULT, "--vault", str(layout.root), "daemon", "status"], capture_output=True)
+        assert stopped.returncode == 3, stopped.stdout  # the daemon the session started ended with it
     finally:
         subprocess.run([MEMVAULT, "--vault", str(layout.root), "daemon", "stop"], capture_output=True)

@@ -34,12 +34,22 @@ def build_server(vault: Vault) -> Any:
 
 
 def serve(vault: Vault) -> None:
-    """Start the vault's daemon when none runs (and the user vault's, when there is one), then serve stdio."""
+    """Start the vault's daemon when none runs (and the user vault's, when there is one), serve stdio, and
+    stop the daemons it started when the session ends (an agent's sessions must not leave one behind each)."""
+    started: list[Vault] = []
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
             if not each.daemon_status()["running"]:
                 try:
                     each.start_daemon()
+                    started.append(each)
                 except MemvaultError as exc:  # the tools still work, in this process
                     log.warning(f"{each.root}: no daemon ({exc}); answering here")
-    build_server(vault).run("stdio")
+        try:
+            build_server(vault).run("stdio")
+        finally:
+            for each in started:
+                try:
+                    each.stop_daemon()
+                except MemvaultError as exc:
+                    log.warning(f"{each.root}: the daemon this session started did not stop: {exc}")
