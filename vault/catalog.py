@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from memvault.vault.fileio import atomic_write, vault_lock
 from memvault.vault.paths import DAILY_DIR, Layout, daily_notes
 
 CATALOG_DIR = "catalog"
+log = logging.getLogger("memvault")
 _RETIRED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md\.(\d{8}T\d{6,12})\.bak$")
+_YEAR = re.compile(r"^[0-9]{4}$")
 _WRITTEN = "catalog.json"  # in the state dir: the SHA-256 of each file as memvault last wrote it
 
 
@@ -66,11 +69,16 @@ def expected(layout: Layout, year: int, days: dict[dt.date, Path] | None = None)
     return "".join(f"{day.isoformat()}\t{_summary_in(layout, path, day)}\n" for day, path in found)
 
 
-def years(layout: Layout, days: dict[dt.date, Path] | None = None) -> list[int]:
-    """Every year with a daily note, a retired day or a catalog file."""
+def years(layout: Layout, days: dict[dt.date, Path] | None = None, warn: bool = False) -> list[int]:
+    """Every year with a daily note, a retired day or a catalog file (a file that names no year is
+    left alone, and with `warn` named in a warning)."""
     found = {day.year for day in (days if days is not None else _days(layout))}
     folder = layout.root / CATALOG_DIR
-    found |= {int(p.stem) for p in folder.glob("*.tsv") if p.stem.isdigit()} if folder.is_dir() else set()
+    for path in sorted(folder.glob("*.tsv")) if folder.is_dir() else ():
+        if _YEAR.match(path.stem):
+            found.add(int(path.stem))
+        elif warn:  # `².tsv` is digits to str.isdigit, not a year
+            log.warning("%s: not a year's catalog (YYYY.tsv); skipped", layout.relative(path))
     return sorted(found)
 
 
@@ -81,13 +89,13 @@ def _written(layout: Layout) -> dict[str, str]:
         return {}
 
 
-def _due(layout: Layout, written: dict[str, str], days: dict[dt.date, Path], touched: set[int] | None
-         ) -> list[tuple[int, Path, bytes | None, bool]]:  # fmt: skip
+def _due(layout: Layout, written: dict[str, str], days: dict[dt.date, Path], touched: set[int] | None,
+         warn: bool = False) -> list[tuple[int, Path, bytes | None, bool]]:  # fmt: skip
     """The years `sync` rebuilds from their notes, each with its file's bytes (None: missing) and
     whether it was edited: those in `touched` (None: every year), and those whose file is missing
     or is not what memvault last wrote."""
     due = []
-    for year in years(layout, days):
+    for year in years(layout, days, warn):
         path = catalog_path(layout, year)
         current = path.read_bytes() if path.is_file() else None
         edited = current is not None and hashlib.sha256(current).hexdigest() != written.get(str(year))
@@ -110,7 +118,7 @@ def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
     told, changed = [], False
     with vault_lock(layout):
         days = _days(layout)  # listed once for every year
-        for year, path, current, edited in _due(layout, written, days, touched):
+        for year, path, current, edited in _due(layout, written, days, touched, warn=True):
             text = expected(layout, year, days).encode("utf-8")
             if current != text:
                 if edited:

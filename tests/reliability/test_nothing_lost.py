@@ -189,3 +189,16 @@ def test_an_unreadable_note_is_named_not_skipped_silently(layout, cli):
     assert cleared.returncode == 0 and "notes/latin.md" not in cleared.stdout
     assert one_line(cleared.stderr) and "notes/latin.md" in cleared.stderr and "not cleared" in cleared.stderr
     assert latin.read_bytes() == b"# Notes\n\n- caf\xe9 au lait\n"
+
+
+def test_a_catalog_file_that_is_not_a_year_is_skipped(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("summary", "2024-03-05", "Met Ana about the budget").returncode == 0
+    (layout.root / "catalog").mkdir(exist_ok=True)
+    (layout.root / "catalog" / "².tsv").write_text("x\n", encoding="utf-8")
+    for args in (("index",), ("catalog",), ("catalog", "2024")):
+        done = cli(*args, env={"MEMVAULT_EMBEDDER": "hash-384"})
+        assert done.returncode == 0, (args, done.stderr)
+        assert one_line(done.stderr) and len(done.stderr.splitlines()) <= 1, (args, done.stderr)
+        assert "catalog/².tsv" in done.stderr, (args, done.stderr)
+    assert "2024-03-05\tMet Ana about the budget" in cli("catalog", "2024").stdout
