@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memvault.vault.errors import LockError, MemvaultError, NoteReadError
+from memvault.vault.errors import LockError, MemvaultError, NoteReadError, UsageError
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout
 
@@ -231,6 +231,7 @@ def update_note(
     The result is encoded the way the note already was, so a UTF-8-with-BOM or UTF-16 note stays so.
     Written only over the version read: when a person's editor saves the note meanwhile, `change` is
     applied again to what the editor saved (up to `TRIES` times), so neither side's lines are lost.
+    A result over the note size limit (which could not be read back) is refused before writing.
     """
     rel = layout.relative(path)
     with vault_lock(layout):
@@ -239,10 +240,13 @@ def update_note(
             new_text = change(current)
             if current is not None and new_text == current.text:
                 return new_text  # nothing changed: no write, so no mtime change and no reindex
-            encoder = current or TextFile("")
+            data = (current or TextFile("")).encode(new_text)
+            if len(data) > MAX_NOTE_BYTES:  # it could not be read again: refused, nothing written
+                raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note "
+                                 "limit; nothing written (move some of it to another note)")  # fmt: skip
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                atomic_write(path, encoder.encode(new_text), current.sha256 if current else ABSENT)
+                atomic_write(path, data, current.sha256 if current else ABSENT)
                 return new_text
             except ChangedMeanwhile:
                 continue

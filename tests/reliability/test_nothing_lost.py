@@ -202,3 +202,24 @@ def test_a_catalog_file_that_is_not_a_year_is_skipped(layout, cli):
         assert one_line(done.stderr) and len(done.stderr.splitlines()) <= 1, (args, done.stderr)
         assert "catalog/².tsv" in done.stderr, (args, done.stderr)
     assert "2024-03-05\tMet Ana about the budget" in cli("catalog", "2024").stdout
+
+
+def test_a_save_never_pushes_a_note_past_the_size_limit(layout, cli):
+    import datetime as dt
+
+    from memvault.vault.fileio import MAX_NOTE_BYTES
+
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("note", "first of the day").returncode == 0
+    today = layout.root / "daily" / f"{dt.date.today().isoformat()}.md"
+    fact = "The staging database moved to the new host in the east rack"
+    for path, args in ((layout.memory_md, ("remember", "--type", "config", fact)), (today, ("note", fact))):
+        text = path.read_text(encoding="utf-8")
+        filler = "\n" + "lorem ipsum " * ((MAX_NOTE_BYTES - len(text) - 30) // 12) + "\n"
+        path.write_text(text + filler, encoding="utf-8")
+        before = path.read_bytes()
+        assert MAX_NOTE_BYTES - 40 < len(before) <= MAX_NOTE_BYTES
+        said = cli(*args)
+        assert said.returncode != 0, (args, said.stdout)
+        assert one_line(said.stderr) and len(said.stderr.splitlines()) == 1 and layout.relative(path) in said.stderr
+        assert "limit" in said.stderr and path.read_bytes() == before
