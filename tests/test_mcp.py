@@ -80,9 +80,16 @@ async def _tools(session: ClientSession) -> None:
         ("memory_search", {"query": "x", "mode": "psychic"}), ("memory_get", {"path": "../../etc/passwd"}),
         ("memory_save", {"text": "x", "key": "a\nb"}), ("memory_forget", {"key": "no-such-key"}),
         ("memory_save", {"text": "api_key = sk-abcdefghijklmnopqrstuvwxyz123456"}),
+        ("memory_get", {"path": "memory", "start_line": 0}), ("memory_get", {"path": "memory", "start_line": 500}),
+        ("memory_get", {"path": "memory", "start_line": 5, "end_line": 2}),
+        ("memory_get", {"path": "memory", "section": "Nope"}),
     ):  # fmt: skip
         result = await session.call_tool(*bad)
         assert result.is_error, bad
+        if bad[0] == "memory_get":  # memvault's own refusal, in one line that says why
+            said = result.content[0].text.strip()
+            why = ("1-based", "past its end", "'Configuration'", "'..'")
+            assert "\n" not in said and any(w in said for w in why), said
     fixed = _data(await session.call_tool("memory_correct", {"key": "staging-db", "text": "Staging moved to 7654"}))
     assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
     first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))

@@ -126,8 +126,7 @@ class MemoryTools:
                    scope: Scope = "project") -> dict[str, Any]:  # fmt: skip
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
         day's note), with a line range (1-based, inclusive) or one `##` section. At most 400 lines."""
-        request = Get(path, start_line, end_line, section)
-        got = self._run(lambda: self.scopes.one(scope)[1].run(request))
+        got = self._run(lambda: self.scopes.one(scope)[1].run(Get(path, start_line, end_line, section)))
         return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more}
 
     def memory_save(

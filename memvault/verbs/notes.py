@@ -141,10 +141,14 @@ def get(rt: VaultRuntime, request: Get) -> Got:
     lines = [line.rstrip("\r") for line in read_note(path, rel).text.split("\n")]
     start, end = request.start_line, request.end_line or len(lines)
     if request.section is not None:
-        found = next((s for s in find_sections(lines, 2) if s.title == request.section), None)
+        sections = find_sections(lines, 2)
+        found = next((s for s in sections if s.title == request.section), None)
         if found is None:
-            raise UsageError(f"{rel} has no section {request.section!r}")
+            there = ", ".join(repr(s.title) for s in sections) or "none"
+            raise UsageError(f"{rel} has no section {request.section!r} (its sections: {there})")
         start, end = found.start + 1, found.end
+    elif start > len(lines):
+        raise UsageError(f"{rel} has {len(lines)} lines: line {start} is past its end")
     end = min(end, len(lines), start + GET_LINES - 1)
     text = "\n".join(lines[start - 1 : end])[:GET_CHARS]
     return Got(rel, start, end, text, end < len(lines) and request.end_line is None and request.section is None)
