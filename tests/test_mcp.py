@@ -35,10 +35,15 @@ async def _session(layout, user_root) -> None:
 
 async def _tools(session: ClientSession) -> None:
     """The whole session: tools listed, an entry saved, found, read, corrected, forgotten; bad calls."""
-    await session.initialize()
+    started = await session.initialize()
+    assert started.server_info.name == "memvault" and started.server_info.version  # the package's version
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == TOOLS
     assert "search" in tools["memory_save"].description.lower()  # it tells an agent to search first
+    assert all("\n    " not in t.description for t in tools.values())  # no docstring indentation
+    hints = {name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for name, t in tools.items()}
+    assert hints["memory_search"] == (True, False) and hints["memory_forget"] == (False, True)
+    assert hints["memory_save"] == (False, False) and tools["memory_save"].annotations.idempotent_hint
     saved = _data(await session.call_tool("memory_save", {
         "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
     assert saved == {"path": "MEMORY.md", "section": "Configuration", "status": "added", "trashed": None,

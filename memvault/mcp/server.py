@@ -3,6 +3,7 @@ runs, so a saved entry is searchable in the next call."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
@@ -23,13 +24,26 @@ anything the user asked you to keep out. Call memory_context at the start of a t
 block."""
 
 
+# what each tool does to the vault, for the agent's host (MCP tool annotations); nothing reaches outside it
+READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_context", "memory_status", "memory_sections",
+             "memory_trash"}  # fmt: skip
+DESTRUCTIVE = {"memory_forget"}  # to the trash, restorable, but gone from recall
+IDEMPOTENT = READ_ONLY | {"memory_save"}  # the same save twice writes once
+
+
 def build_server(vault: Vault) -> Any:
     """The MCP server for one project vault (and the user vault beside it)."""
-    from mcp.server.mcpserver import MCPServer
+    from importlib.metadata import version
 
-    server = MCPServer("memvault", instructions=INSTRUCTIONS)
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("memvault", instructions=INSTRUCTIONS, version=version("memvault"))
     for tool in MemoryTools(vault).all():
-        server.add_tool(tool)
+        name = tool.__name__
+        hints = ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
+                                idempotent_hint=name in IDEMPOTENT, open_world_hint=False)  # fmt: skip
+        server.add_tool(tool, description=inspect.cleandoc(tool.__doc__ or ""), annotations=hints)
     return server
 
 
