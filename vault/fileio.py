@@ -45,9 +45,10 @@ class TextFile:
     bom: bytes = b""
     newline: str = "\n"
     sha256: str = ""
+    cr_only: bool = False  # the file ends its lines with a lone CR (old Mac): `text` has LF, put back on writing
 
     def encode(self, text: str) -> bytes:
-        return self.bom + text.encode(self.encoding)
+        return self.bom + (text.replace("\n", "\r") if self.cr_only else text).encode(self.encoding)
 
 
 def split_lines(text: str) -> list[str]:
@@ -76,6 +77,8 @@ def decode_note(data: bytes, name: str) -> TextFile:
         ) from None
     if "\x00" in text:
         raise NoteReadError(f"{name}: binary file (NUL characters), not a Markdown note")
+    if "\r" in text and "\n" not in text:  # lines ended by CR alone: read as lines, written back so
+        return TextFile(text.replace("\r", "\n"), encoding, bom, "\n", cr_only=True)
     return TextFile(text, encoding, bom, _detect_newline(text))
 
 

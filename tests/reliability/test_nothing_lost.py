@@ -223,3 +223,24 @@ def test_a_save_never_pushes_a_note_past_the_size_limit(layout, cli):
         assert said.returncode != 0, (args, said.stdout)
         assert one_line(said.stderr) and len(said.stderr.splitlines()) == 1 and layout.relative(path) in said.stderr
         assert "limit" in said.stderr and path.read_bytes() == before
+
+
+def test_a_note_with_cr_line_endings_has_its_entries(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    old_mac = layout.root / "notes" / "mac.md"
+    old_mac.parent.mkdir()
+    data = b"# Mac\r\r- first thing [key:: first]\r- second thing\r"
+    old_mac.write_bytes(data)
+    listed = json.loads(cli("list", "--json").stdout)["entries"]
+    assert [(e["path"], e["start_line"], e["text"]) for e in listed] == [
+        ("notes/mac.md", 3, "first thing [key:: first]"), ("notes/mac.md", 4, "second thing")
+    ]  # fmt: skip
+    assert cli("forget", "notes/mac.md:4").returncode == 0
+    assert old_mac.read_bytes() == b"# Mac\r\r- first thing [key:: first]\r"
+    [item] = _trash_items(cli)
+    assert cli("restore", item["id"]).returncode == 0 and old_mac.read_bytes() == data
+    assert cli("remember", "--key", "first", "--type", "config", "first thing, updated").returncode == 0
+    assert re.match(
+        rb"# Mac\r\r- first thing \[key:: first\] \[superseded:: [-0-9]+\]\r- second thing\r$", old_mac.read_bytes()
+    )
+    assert b"\n" not in old_mac.read_bytes()
