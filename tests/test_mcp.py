@@ -67,6 +67,8 @@ async def _tools(session: ClientSession) -> None:
     assert listed["total"] == 1 and listed["entries"][0]["section"] == "Configuration"
     context = _data(await session.call_tool("memory_context", {"query": "which port is staging on?"}))
     assert "<memory-context" in context["text"] and "6543" in context["text"]
+    assert any("6543" in item["text"] for item in context["recall"]) and "stable" in context
+
     assert _data(await session.call_tool("memory_status", {}))["files_indexed"] >= 1
     extracted = _data(
         await session.call_tool(
@@ -80,6 +82,10 @@ async def _tools(session: ClientSession) -> None:
         )
     )
     assert extracted["path"].startswith("daily/") and extracted["proposals"][0]["kind"] == "decision"
+    page = _data(await session.call_tool("memory_list", {"limit": 1}))
+    assert len(page["entries"]) == 1 and page["total"] >= 2 and page["next_offset"] == 1
+    rest = _data(await session.call_tool("memory_list", {"offset": page["next_offset"], "limit": 200}))
+    assert len(rest["entries"]) == page["total"] - 1 and rest["next_offset"] is None
     for bad in (
         ("memory_search", {"query": "x", "limit": "many"}), ("memory_search", {}),
         ("memory_search", {"query": "x", "mode": "psychic"}), ("memory_get", {"path": "../../etc/passwd"}),

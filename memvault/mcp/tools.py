@@ -182,25 +182,32 @@ class MemoryTools:
         return {"path": done.path, "proposals": [{k: p[k] for k in ("id", "text", "kind", "seen")}
                                                  for p in done.proposals], "warnings": done.warnings}  # fmt: skip
 
-    def memory_list(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                    scope: ReadScope = "all") -> dict[str, Any]:  # fmt: skip
-        """List remembered entries (at most 200), narrowed by section, tag or key, with a count per tag."""
+    def memory_list(
+        self, section: str | None = None, tag: str | None = None, key: str | None = None, scope: ReadScope = "all",
+        offset: Annotated[int, Field(ge=0, description="skip this many entries (the last page's next_offset)")] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_ENTRIES, description="at most this many entries")] = MAX_ENTRIES,
+    ) -> dict[str, Any]:  # fmt: skip
+        """List remembered entries, a page at a time, narrowed by section, tag or key, with a count per tag;
+        `next_offset` is where the next page starts (null after the last)."""
         listed = self._run(lambda: self.scopes.entries(section, tag, key, scope))
+        page = listed.entries[offset : offset + limit]
         entries = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
                     "section": e["section"], "key": e["key"], "tags": e["tags"], "text": e["text"][:240],
-                    "date": e["date"]} for e in listed.entries[:MAX_ENTRIES]]  # fmt: skip
-        return {"entries": entries, "total": len(listed.entries), "tags": listed.tags}
+                    "date": e["date"]} for e in page]  # fmt: skip
+        more = offset + len(page) < len(listed.entries)
+        return {"entries": entries, "total": len(listed.entries), "next_offset": offset + len(page) if more else None,
+                "tags": listed.tags}  # fmt: skip
 
     def memory_context(self, query: str | None = None, budget: int | None = None, scope: ReadScope = "all"
                        ) -> dict[str, Any]:  # fmt: skip
         """A prompt-ready memory block: the user's core preferences and decisions, then what is
-        relevant to `query` (pass the user's last messages). `tier` says how recall answered:
-        dense, keyword, or recent (nothing relevant was found)."""
+        relevant to `query` (pass the user's last messages): `text` for the prompt, and the same as data
+        (`stable`, `recall` with each item's source). `tier` says how recall answered: dense, keyword, or
+        recent (nothing relevant was found)."""
         from memvault.verbs.context import DEFAULT_BUDGET
 
         wanted = min(max(budget if budget is not None else DEFAULT_BUDGET, 200), MAX_BUDGET)
-        blocks = self._run(lambda: self.scopes.context(query, wanted, scope))
-        return {"text": blocks["text"], "tier": blocks["tier"]}
+        return self._run(lambda: self.scopes.context(query, wanted, scope))  # what `context --json` gives
 
     def memory_status(self) -> dict[str, Any]:
         """The vault: files on disk and indexed, failures, the model and the store."""
