@@ -1,11 +1,20 @@
-"""Shared fixtures: a fresh vault in a temp folder, and the real `memvault` CLI as a subprocess."""
+"""Shared fixtures: a fresh vault in a temp folder, and the `memvault` CLI: `cli` runs its `main` in this
+process (the same argv, environment, working folder, stdin, stdout, stderr and exit code as the console
+script), `cli_process` runs the installed console script as a subprocess, for the tests that need a
+process boundary (a crash point that kills its process, several CLIs at once, a hang a timeout catches)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -13,6 +22,7 @@ import pytest
 from memvault.vault.paths import Layout
 
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
+CRASH = "MEMVAULT_CRASH_AT"
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +32,24 @@ def user_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "user-vault"
     monkeypatch.setenv("MEMVAULT_USER_VAULT", str(root))
     return root
+
+
+@pytest.fixture(autouse=True)
+def _daemons_reaped() -> Iterator[None]:
+    """A daemon that `memvault daemon start` started in this process is this process's child: one a test
+    killed is reaped here (not left a zombie), and one it left running is stopped."""
+    yield
+    from memvault.daemon import process
+
+    for pid, child in list(process._CHILDREN.items()):
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(30)
+        process._CHILDREN.pop(pid, None)
 
 
 @pytest.fixture
@@ -34,23 +62,120 @@ def layout(tmp_path: Path) -> Layout:
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def _forget_process_state() -> None:
+    """What a run leaves in module state that a fresh process would not have."""
+    from memvault.search import fallback
+    from memvault.vault import faults
+
+    fallback._cache.clear()
+    faults._COUNTERS.clear()
+
+
+class CliHung(BaseException):
+    """An in-process run went over its time (what `subprocess.run`'s timeout catches): not an `Exception`,
+    so `main` does not turn it into an exit code; the test fails with it."""
+
+
+def _hung(timeout: float) -> Callable[..., None]:
+    def raise_it(signum: int, frame: object) -> None:
+        raise CliHung(f"the CLI did not finish within {timeout:g} s")
+
+    return raise_it
+
+
+@contextlib.contextmanager
+def _as_a_process(env: Mapping[str, str], cwd: Path | str, timeout: float) -> Iterator[None]:
+    """This process dressed as a fresh CLI process for one run: its environment, working folder and the
+    `memvault` logger's setup are put back afterwards, and a run still going after `timeout` seconds is
+    interrupted (SIGALRM) with `CliHung`, as the subprocess's timeout would have ended the test."""
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("the in-process CLI changes the environment and cwd: use cli_process from threads")
+    if env.get(CRASH):
+        raise RuntimeError(f"{CRASH} kills the process it runs in: use cli_process")
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    logger = logging.getLogger("memvault")
+    saved_logger = (logger.handlers[:], logger.level, logger.propagate)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    saved_alarm = signal.signal(signal.SIGALRM, _hung(timeout))
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, saved_alarm)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        logger.handlers[:], logger.level, logger.propagate = saved_logger[0], saved_logger[1], saved_logger[2]
+        _forget_process_state()
+
+
+def run_main(
+    args: tuple[str, ...] | list[str], env: Mapping[str, str], cwd: Path | str, input: str | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`memvault ARGS` through `memvault.cli.main` in this process, as `subprocess.run(..., text=True)` of
+    the console script reports it (an exception that escapes `main`, as with `--debug`, is a traceback and
+    exit code 1, as Python reports it)."""
+    from memvault.cli import main
+
+    out, err = io.StringIO(newline=None), io.StringIO(newline=None)  # text mode reads "\r\n" as "\n", too
+    saved_stdin = sys.stdin
+    with _as_a_process(env, cwd, timeout):
+        sys.stdin = io.StringIO(input or "")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = main(list(args))
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                    if not isinstance(exc.code, int | None):
+                        print(exc.code, file=sys.stderr)
+                except CliHung:
+                    raise
+                except BaseException:  # what the interpreter does with an exception that leaves main
+                    traceback.print_exc()
+                    code = 1
+                sys.stdout.flush()
+        finally:
+            sys.stdin = saved_stdin
+    return subprocess.CompletedProcess([MEMVAULT, *args], code, out.getvalue(), err.getvalue())
+
+
+def run_process(
+    args: tuple[str, ...] | list[str],
+    env: Mapping[str, str],
+    cwd: Path | str,
+    input: str | None,
+    timeout: float,
+    prefix: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    """The installed console script as a subprocess."""
+    return subprocess.run(
+        [*prefix, MEMVAULT, *args], input=input, capture_output=True, text=True, env=dict(env), cwd=cwd,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def _runner(layout: Layout, run: Callable[..., subprocess.CompletedProcess[str]]) -> CliRunner:
+    def cli(*args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):
+        full_env = {**os.environ, "MEMVAULT_VAULT": str(layout.root), **(env or {})}
+        return run(args, full_env, cwd or layout.root.parent, input, 60)
+
+    return cli
+
+
 @pytest.fixture
 def cli(layout: Layout) -> CliRunner:
-    """Run the installed console script against the temp vault (via $MEMVAULT_VAULT)."""
+    """`memvault ...` against the temp vault (via $MEMVAULT_VAULT), run in this process."""
+    return _runner(layout, run_main)
 
-    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None):
-        full_env = {**os.environ, "MEMVAULT_VAULT": str(layout.root), **(env or {})}
-        return subprocess.run(
-            [MEMVAULT, *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=full_env,
-            cwd=cwd or layout.root.parent,
-            timeout=60,
-        )
 
-    return run
+@pytest.fixture
+def cli_process(layout: Layout) -> CliRunner:
+    """The installed console script as a real subprocess against the temp vault (via $MEMVAULT_VAULT)."""
+    return _runner(layout, run_process)
 
 
 def start_daemon(cli: CliRunner, root: Path, *args: str, env: dict[str, str] | None = None) -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 
-from tests.conftest import MEMVAULT
+from tests.conftest import run_main
 
 
 def test_vault_resolution_order(tmp_path, cli):
@@ -15,9 +15,7 @@ def test_vault_resolution_order(tmp_path, cli):
     assert cli("init", "--vault", str(flag / "after")).returncode == 0  # after the verb too
     assert (flag / "after" / "MEMORY.md").exists()
     env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_VAULT"}
-    import subprocess
-
-    result = subprocess.run([MEMVAULT, "init"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    result = run_main(["init"], env, cwd, None, 60)
     assert result.returncode == 0, result.stderr
     assert (cwd / "memory" / "MEMORY.md").exists()
 

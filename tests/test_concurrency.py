@@ -44,13 +44,13 @@ def test_concurrent_writers_lose_nothing(layout, cli):
     assert not list(layout.root.rglob(".*.tmp"))
 
 
-def test_concurrent_cli_writers(layout, cli):
+def test_concurrent_cli_writers(layout, cli, cli_process):
     """The same through the console script: real subprocesses racing on one note."""
     import concurrent.futures as cf
 
     assert cli("init").returncode == 0
     with cf.ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda n: cli("note", f"cli entry {n}"), range(24)))
+        results = list(pool.map(lambda n: cli_process("note", f"cli entry {n}"), range(24)))
     assert all(r.returncode == 0 for r in results), [r.stderr for r in results if r.returncode]
     daily = layout.daily_note(dt.date.today()).read_text(encoding="utf-8")
     assert all(daily.count(f"cli entry {n}\n") == 1 for n in range(24))

@@ -133,13 +133,13 @@ def test_killed_daemon_leaves_stale_files_that_are_cleaned(daemon, cli):
     assert cli("daemon", "start").returncode == 0
 
 
-def test_hung_daemon_means_substring_fallback(daemon, cli):
+def test_hung_daemon_means_substring_fallback(daemon, cli, cli_process):
     cli("note", "the hung daemon test note")
     pid = int(pid_path(daemon).read_text())
     os.kill(pid, signal.SIGSTOP)
     try:
         started = time.monotonic()
-        data, stderr = _search(cli, "hung daemon")
+        data, stderr = _search(cli_process, "hung daemon")  # a hang is caught by the subprocess's timeout
         assert "answered by substring search" in stderr
         assert data["source"] == "substring" and "open in another memvault process" in data["reason"]
         assert data["hits"][0]["path"].startswith("daily/")
@@ -225,11 +225,11 @@ def test_a_thousand_file_burst_agrees_exactly_in_few_batches(default_daemon, cli
     assert sum(batches) >= 1000 and len(batches) < 10, batches
 
 
-def test_sigkill_mid_batch_then_start_is_consistent(layout, cli):
+def test_sigkill_mid_batch_then_start_is_consistent(layout, cli, cli_process):
     from memvault.daemon.client import ask
 
     assert cli("init", "--lang", "en").returncode == 0
-    assert cli("daemon", "start", env={"MEMVAULT_CRASH_AT": "after-upsert:2"}).returncode == 0
+    assert cli_process("daemon", "start", env={"MEMVAULT_CRASH_AT": "after-upsert:2"}).returncode == 0
     pid = int(pid_path(layout).read_text())
     for i in range(300):
         (layout.root / f"n{i:03}.md").write_text(f"# N {i}\n\nnote {i}\n", encoding="utf-8")
@@ -242,15 +242,15 @@ def test_sigkill_mid_batch_then_start_is_consistent(layout, cli):
         cli("daemon", "stop")
 
 
-def test_concurrent_searches_during_a_reindex_all_answer(daemon, cli):
+def test_concurrent_searches_during_a_reindex_all_answer(daemon, cli_process):
     import concurrent.futures as cf
 
     for i in range(120):
         (daemon.root / f"r{i:03}.md").write_text(f"# R {i}\n\nreindex subject {i}\n", encoding="utf-8")
     _indexed_within(daemon, 120)
     with cf.ThreadPoolExecutor(max_workers=5) as pool:
-        rebuild = pool.submit(cli, "index", "--rebuild")
-        searches = [pool.submit(cli, "search", "--json", f"reindex subject {i}") for i in range(4)]
+        rebuild = pool.submit(cli_process, "index", "--rebuild")
+        searches = [pool.submit(cli_process, "search", "--json", f"reindex subject {i}") for i in range(4)]
         results = [f.result() for f in searches]
         assert rebuild.result().returncode == 0
     for result in results:

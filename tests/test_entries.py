@@ -148,7 +148,7 @@ def test_same_key_twice_updates_in_place_and_keeps_the_old_entry_in_the_trash(la
     assert [e["text"] for e in keyed] == ["Prefers Svelte 5 now [key:: frontend-stack]"]
 
 
-def test_a_key_names_one_entry_in_the_whole_vault(layout, cli):
+def test_a_key_names_one_entry_in_the_whole_vault(layout, cli, cli_process):
     """A keyed save finds the key's entry in any note: in the other live note it is replaced there;
     on a frozen past day the new entry goes to the save's note and the old one is marked superseded;
     on two entries it is refused, nothing written."""
@@ -177,7 +177,7 @@ def test_a_key_names_one_entry_in_the_whole_vault(layout, cli):
     assert [r["superseded_by"] for r in rows] == [None, f"MEMORY.md:{new['start_line']}"]
     # killed between writing the new entry and marking the old: both current; the same save again finishes it
     crash = {"MEMVAULT_CRASH_AT": "before-supersede"}
-    assert cli("note", "--key", "lunch", "Lunch at one", env=crash).returncode == -9
+    assert cli_process("note", "--key", "lunch", "Lunch at one", env=crash).returncode == -9
     assert cli("note", "--key", "lunch", "Lunch at one").stdout.startswith("already remembered in daily/")
     assert f"- Lunch at noon [key:: lunch] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
     assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md:6]" in layout.daily_note(today).read_text()

@@ -234,11 +234,11 @@ def test_bad_files_are_failed_with_reasons_and_the_rest_indexed(vault, cli):
     assert (again["files_changed"], again["files_failed"]) == (1, 1)
 
 
-def test_second_owner_is_refused_fast(vault, model, cli):
+def test_second_owner_is_refused_fast(vault, model, cli_process):
     with _open(vault, model):
         with pytest.raises(StoreLocked):
             open_index(vault, embedder=model)
-        result = cli("index")
+        result = cli_process("index")  # the other owner is another process
         assert result.returncode == 7 and "open in another memvault process" in result.stderr
 
 
@@ -344,7 +344,7 @@ def test_a_chunk_gone_while_the_model_ran_leaves_no_vector_in_the_cache(vault, m
 
 
 @pytest.mark.parametrize("point", ["after-embed", "after-upsert", "after-delete", "mid-manifest:2"])
-def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
+def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, cli_process, point):
     assert cli("index").returncode == 0
     (vault.root / "MEMORY.md").unlink()
     note = vault.root / "daily/2026-11-01.md"
@@ -353,7 +353,7 @@ def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, point):
         (vault.root / f"new/n{i}.md").parent.mkdir(exist_ok=True)
         (vault.root / f"new/n{i}.md").write_text(f"# New {i}\n\nfresh note number {i}\n", encoding="utf-8")
     before = {p: p.read_bytes() for p in vault.root.rglob("*.md")}
-    crashed = cli("index", env={"MEMVAULT_CRASH_AT": point})
+    crashed = cli_process("index", env={"MEMVAULT_CRASH_AT": point})
     assert crashed.returncode == -9, crashed.stderr
     assert cli("index").returncode == 0
     assert {p: p.read_bytes() for p in vault.root.rglob("*.md")} == before

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import anyio
 from mcp.client.session import ClientSession
@@ -113,11 +112,11 @@ async def _tools(session: ClientSession) -> None:
     assert not any("6543" in h["snippet"] for h in gone["hits"])
 
 
-def test_mcp_session_over_stdio(layout, user_root):
-    assert subprocess.run([MEMVAULT, "--vault", str(layout.root), "init", "--lang", "en"]).returncode == 0
+def test_mcp_session_over_stdio(layout, user_root, cli):
+    assert cli("init", "--lang", "en").returncode == 0
     try:
-        anyio.run(_session, layout, user_root)
-        stopped = subprocess.run([MEMVAULT, "--vault", str(layout.root), "daemon", "status"], capture_output=True)
+        anyio.run(_session, layout, user_root)  # the server is `memvault mcp`, a process of its own
+        stopped = cli("daemon", "status")
         assert stopped.returncode == 3, stopped.stdout  # the daemon the session started ended with it
     finally:
-        subprocess.run([MEMVAULT, "--vault", str(layout.root), "daemon", "stop"], capture_output=True)
+        cli("daemon", "stop")

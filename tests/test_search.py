@@ -1,4 +1,4 @@
-"""Search end to end: real notes, real index, real model, the CLI as a subprocess."""
+"""Search end to end: real notes, real index, real model, the CLI (its `main`, in this process)."""
 
 from __future__ import annotations
 
@@ -132,9 +132,9 @@ def test_fallback_when_manifest_truncated(indexed, cli):
     assert _search(cli, "爬山")["source"] == "hybrid"
 
 
-def test_fallback_when_held_by_another_process(indexed, cli):
+def test_fallback_when_held_by_another_process(indexed, cli_process):
     with open_index(indexed):
-        _assert_fallback(cli, "open in another memvault process")
+        _assert_fallback(cli_process, "open in another memvault process")
 
 
 def test_substring_mode_scores_memory_above_daily(indexed, cli):

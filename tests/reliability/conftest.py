@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from memvault.vault.paths import Layout
-from tests.conftest import MEMVAULT
+from tests.conftest import run_main, run_process
 
 HASH_ENV = {"MEMVAULT_EMBEDDER": "hash-384"}
 TALLY_ENV = "MEMVAULT_RELIABILITY_TALLY"
@@ -46,16 +46,18 @@ def run_cli(
     env: dict[str, str] | None = None,
     user: int | None = None,
     timeout: float = 120,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """The real console script on this vault with the hash embedder; `user` runs it as that uid."""
+    """`memvault ARGS` on this vault with the hash embedder, its `main` run in this process; `process`
+    runs the real console script instead (a crash point kills the process it runs in), and `user` runs
+    that as that uid."""
     full_env = {**os.environ, "MEMVAULT_VAULT": str(layout.root), **HASH_ENV, **(env or {})}
     if "MEMVAULT_CRASH_AT" not in (env or {}):
         full_env.pop("MEMVAULT_CRASH_AT", None)
-    prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user is not None else []
-    return subprocess.run(
-        [*prefix, MEMVAULT, *args], input=input, capture_output=True, text=True, env=full_env,
-        cwd="/", timeout=timeout,
-    )  # fmt: skip
+    if user is None and not process:
+        return run_main(args, full_env, "/", input, timeout)
+    prefix = ("setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups") if user is not None else ()
+    return run_process(args, full_env, "/", input, timeout, prefix)
 
 
 @pytest.fixture

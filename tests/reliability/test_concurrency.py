@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing as mp
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from memvault.vault.fileio import read_note
 from memvault.vault.memory_file import list_sections
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout
-from tests.conftest import MEMVAULT
+from tests.conftest import run_main
 from tests.reliability.conftest import HASH_ENV, ask, run_cli, running_daemon, settle, tally
 
 
@@ -28,7 +27,8 @@ def _entry(writer: int, i: int) -> str:
 
 
 def _writer(root: str, writer: int, each: int, via: str) -> None:
-    """One writer process: `each` calls, alternating note and remember, through `via`."""
+    """One writer process: `each` calls, alternating note and remember, through `via` (the socket, or
+    the CLI's `main` run in this process)."""
     layout = Layout(Path(root))
     conn = None
     if via == "socket":
@@ -45,7 +45,7 @@ def _writer(root: str, writer: int, each: int, via: str) -> None:
             assert reply is not None and reply["ok"], (text, reply)
         else:
             args = ["remember", text, "--section", "并发"] if remember else ["note", text]
-            done = subprocess.run([MEMVAULT, *args], env=env, capture_output=True, text=True, timeout=300)
+            done = run_main(args, env, "/", None, 300)  # the CLI's main, in this writer's own process
             assert done.returncode == 0, (text, done.stderr)
     if conn is not None:
         conn.close()

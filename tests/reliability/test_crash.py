@@ -113,7 +113,7 @@ def _daemon_trials(layout: Layout, trials: int, seed: int) -> None:
     for trial in range(trials):
         _mutate(layout, rng, expected, counter)
         env = {"MEMVAULT_CRASH_AT": f"{rng.choice(POINTS)}:{rng.randint(2, 6)}"} if trial % 2 else None
-        started = run_cli(layout, "daemon", "start", "--debounce", "0.2", env=env)
+        started = run_cli(layout, "daemon", "start", "--debounce", "0.2", env=env, process=env is not None)
         if started.returncode != 0:  # killed at a crash point during its start-up reconcile: that is a trial too
             assert "exited at start" in started.stderr, started.stderr
         else:
@@ -180,7 +180,7 @@ def test_sigkill_during_an_entry_write_leaves_the_note_whole_and_the_trash_a_spa
     assert run_cli(layout, "remember", "--type", "preference", "--key", "tea", "Likes green tea").returncode == 0
     memory = layout.root / "MEMORY.md"
     before = memory.read_bytes()
-    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": point})
+    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": point}, process=True)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     assert memory.read_bytes() == before
     (item,) = (layout.root / ".trash" / "entries").glob("*.md")
@@ -197,7 +197,7 @@ def test_sigkill_during_restore_leaves_the_entry_back_once(layout):
     before = memory.read_bytes()
     assert run_cli(layout, "forget", "tea").returncode == 0
     (item,) = (layout.root / ".trash" / "entries").glob("*.md")
-    crashed = run_cli(layout, "restore", item.stem, env={"MEMVAULT_CRASH_AT": "before-untrash"})
+    crashed = run_cli(layout, "restore", item.stem, env={"MEMVAULT_CRASH_AT": "before-untrash"}, process=True)
     assert crashed.returncode == -signal.SIGKILL and memory.read_bytes() == before and item.exists()
     again = run_cli(layout, "restore", item.stem)  # the item left behind is found to be back already
     assert again.returncode == 0 and memory.read_bytes() == before and not item.exists()
@@ -221,13 +221,15 @@ def test_sigkill_during_clear_or_its_restore_leaves_each_note_before_or_after(la
     after = [(twin.root / r).read_bytes() for r in rels]
     assert after != before
     restore_crash = point.startswith("restore:")
-    cleared = run_cli(layout, "clear", "--all", "--yes", env={} if restore_crash else {"MEMVAULT_CRASH_AT": point})
+    crash = {} if restore_crash else {"MEMVAULT_CRASH_AT": point}
+    cleared = run_cli(layout, "clear", "--all", "--yes", env=crash, process=bool(crash))
     assert cleared.returncode == (0 if restore_crash else -signal.SIGKILL), cleared.stderr
     items = list((layout.root / ".trash" / "entries").glob("*.md"))
     batch = {line[7:] for item in items for line in item.read_text().splitlines() if line.startswith("batch: ")}
     assert len(batch) == 1 and len(items) == (2 if point == "after-trash:1" else 3)  # MEMORY.md first
     if restore_crash:
-        crashed = run_cli(layout, "restore", *batch, env={"MEMVAULT_CRASH_AT": point.removeprefix("restore:")})
+        crash = {"MEMVAULT_CRASH_AT": point.removeprefix("restore:")}
+        crashed = run_cli(layout, "restore", *batch, env=crash, process=True)
         assert crashed.returncode == -signal.SIGKILL
     for rel, old, new in zip(rels, before, after, strict=True):
         assert (layout.root / rel).read_bytes() in (old, new), (point, rel)
@@ -244,7 +246,7 @@ def test_sigkill_between_a_correction_and_its_mark_is_finished_by_running_it_aga
     assert run_cli(layout, "init", "--lang", "en").returncode == 0
     assert run_cli(layout, "remember", "--type", "preference", "--key", "tea", "Likes green tea").returncode == 0
     args = ("correct", "tea", "Likes black tea now")
-    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": "before-supersede"})
+    crashed = run_cli(layout, *args, env={"MEMVAULT_CRASH_AT": "before-supersede"}, process=True)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     memory = layout.root / "MEMORY.md"
     assert "superseded" not in memory.read_text(encoding="utf-8")
