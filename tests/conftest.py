@@ -23,6 +23,27 @@ from memvault.vault.paths import Layout
 
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
 CRASH = "MEMVAULT_CRASH_AT"
+SHM = "/dev/shm"
+
+
+def _is_tmpfs(path: str) -> bool:
+    try:
+        with open("/proc/mounts", encoding="utf-8") as fh:
+            return any(line.split()[1:3] == [path, "tmpfs"] for line in fh)
+    except OSError:
+        return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temp folders (`tmp_path`) in memory where the machine has a tmpfs: every save fsyncs its note, the
+    manifest and the stores, and on a shared disk each fsync can take a tenth of a second. Nothing a test
+    checks depends on the data reaching the disk (a crash test kills a process, not the machine); pytest's
+    own numbered folders stay (so parallel runs do not collide), only their root moves. `--basetemp` or
+    `$PYTEST_DEBUG_TEMPROOT` choose otherwise."""
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    if _is_tmpfs(SHM) and os.access(SHM, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = SHM
 
 
 @pytest.fixture(autouse=True)
