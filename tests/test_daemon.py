@@ -32,13 +32,24 @@ def _wait_for(predicate, timeout=30.0):
     raise AssertionError("condition not met in time")
 
 
-@pytest.fixture
-def daemon(layout, cli):
+def _daemon(layout, cli, env=None):
     assert cli("init", "--lang", "en").returncode == 0
-    started = cli("daemon", "start", "--debounce", "0.3")
+    started = cli("daemon", "start", "--debounce", "0.3", env=env)
     assert started.returncode == 0, started.stderr
     yield layout
     cli("daemon", "stop")
+
+
+@pytest.fixture
+def daemon(layout, cli):
+    yield from _daemon(layout, cli)
+
+
+@pytest.fixture
+def hash_daemon(layout, cli):
+    """The daemon with the hash embedder, for tests of the socket and BM25 that have no use for the model
+    (which re-embeds the growing day's note after each save)."""
+    yield from _daemon(layout, cli, {"MEMVAULT_EMBEDDER": "hash-384"})
 
 
 def test_lifecycle_files_and_socket_mode(daemon, cli):
@@ -258,10 +269,10 @@ def test_concurrent_searches_during_a_reindex_all_answer(daemon, cli_process):
         assert json.loads(result.stdout)["source"] == "hybrid"
 
 
-def test_write_then_search_through_the_socket_50_times(daemon):
+def test_write_then_search_through_the_socket_50_times(hash_daemon):
     from memvault.daemon.client import Connection
 
-    conn = Connection(daemon, timeout=60)
+    conn = Connection(hash_daemon, timeout=60)
     try:
         for i in range(50):
             word = f"zebra{i}quokka"
