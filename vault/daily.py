@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from memvault.vault.errors import UsageError
-from memvault.vault.fileio import split_lines
+from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.fileio import read_note, split_lines
 from memvault.vault.paths import Layout, inside
 from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
 from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang
@@ -14,8 +14,8 @@ from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang
 
 def vault_lang(layout: Layout) -> str:
     try:
-        return detect_lang(layout.memory_md.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
+        return detect_lang(read_note(layout.memory_md, layout=layout).text)
+    except (OSError, MemvaultError):  # missing, or refused (its save says why)
         return "zh"
 
 

@@ -134,7 +134,7 @@ def read_day(layout: Layout, path: Path, rel: str | None = None) -> Note | None:
     elsewhere (the trash), so it still parses as that day's daily note."""
     where = layout.relative(path)
     try:
-        return parse_note(rel or where, read_note(path, where).text)
+        return parse_note(rel or where, read_note(path, where, layout=layout).text)
     except NoteReadError:
         return None
 

@@ -205,7 +205,7 @@ def vault_entries(
         path = layout.root / rel
         if not path.is_file():
             raise UsageError(f"{rel}: no such note")
-        yield from iter_entries(parse_note(rel, read_note(path, rel).text))
+        yield from iter_entries(parse_note(rel, read_note(path, rel, layout=layout).text))
         return
     for file in scan_vault(layout):
         try:

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memvault.vault.errors import LockError, MemvaultError, NoteReadError, UsageError
+from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, vault_file
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
@@ -89,14 +89,18 @@ def read_note(
     *,
     size: int | None = None,
     missing: str = "no such note",
+    layout: Layout | None = None,
 ) -> TextFile:
     """Read one note (its bytes once), turning every way it can fail into a one-line `NoteReadError`.
 
     `size` is the size a caller already knows from its own `stat` (the walk's): the limit is
     checked against it and the file is not stat-ed again. `missing` says what a missing file is
-    ("vanished before it could be read" for a file the walk had just seen)."""
+    ("vanished before it could be read" for a file the walk had just seen). With the vault's `layout`,
+    the path must first pass its one path rule (`vault_file`: inside the vault, a regular file)."""
     label = name or str(path)
     try:
+        if layout is not None:
+            path = vault_file(layout, path, label)
         if size is None:
             size = path.stat().st_size
         if size > max_bytes:
@@ -104,6 +108,8 @@ def read_note(
         data = path.read_bytes()
     except NoteReadError:
         raise
+    except PathError as exc:
+        raise NoteReadError(str(exc)) from None
     except FileNotFoundError:
         raise NoteReadError(f"{label}: {missing}") from None
     except IsADirectoryError:
@@ -237,9 +243,10 @@ def update_note(
     A result over the note size limit (which could not be read back) is refused before writing.
     """
     rel = layout.relative(path)
+    vault_file(layout, path, rel)
     with vault_lock(layout):
         for _ in range(TRIES):
-            current = read_note(path, rel) if path.exists() else None
+            current = read_note(path, rel, layout=layout) if path.exists() else None
             new_text = change(current)
             if current is not None and new_text == current.text:
                 return new_text  # nothing changed: no write, so no mtime change and no reindex

@@ -192,7 +192,7 @@ def clear(layout: Layout, section: str | None = None, everything: bool = False, 
 
 
 def _titles(layout: Layout, rel: str) -> set[str]:
-    text = read_note(layout.root / rel, rel).text
+    text = read_note(layout.root / rel, rel, layout=layout).text
     return {s.title for s in find_sections([line.rstrip("\r") for line in text.split("\n")], 2)}
 
 

@@ -10,7 +10,7 @@ from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import ABSENT, MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
 from memvault.vault.guards import check_entry, check_section_name
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, vault_file
 from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
 from memvault.vault.sections import Section, find_sections
 from memvault.vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, SAVE_TYPES, memory_template
@@ -20,7 +20,7 @@ from memvault.vault.trash import backup
 def list_sections(layout: Layout) -> list[Section]:
     if not layout.memory_md.exists():
         return []
-    text = read_note(layout.memory_md, layout.relative(layout.memory_md)).text
+    text = read_note(layout.memory_md, layout.relative(layout.memory_md), layout=layout).text
     return find_sections([line.rstrip("\r") for line in text.split("\n")], 2)
 
 
@@ -78,11 +78,12 @@ def rewrite(layout: Layout, path: Path, text: str) -> Path | None:
     The new text is written in the note's existing encoding; returns the backup's path.
     """
     check_entry(text, limit=MAX_NOTE_BYTES)
+    vault_file(layout, path)
     with vault_lock(layout):
         kept = None
         encoder = TextFile("")
         if path.exists():
-            encoder = read_note(path, layout.relative(path))
+            encoder = read_note(path, layout.relative(path), layout=layout)
             kept = backup(layout, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, encoder.encode(text), encoder.sha256 if kept else ABSENT)  # over the version kept
@@ -97,6 +98,7 @@ def init_vault(layout: Layout, lang: str = "zh") -> list[Path]:
     if not layout.daily_dir.is_dir():
         layout.daily_dir.mkdir(parents=True, exist_ok=True)
         created.append(layout.daily_dir)
+    vault_file(layout, layout.memory_md)
     with vault_lock(layout):
         if not layout.memory_md.exists():
             atomic_write(layout.memory_md, memory_template(lang).encode("utf-8"), ABSENT)

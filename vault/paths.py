@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,40 @@ def inside(layout: Layout, name: str | os.PathLike[str]) -> Path:
         raise PathError(f"{name}: absolute paths are not allowed; give a path inside the vault")
     if ".." in raw.parts:
         raise PathError(f"{name}: '..' is not allowed in a note path")
-    resolved = (layout.root / raw).resolve()
+    return vault_file(layout, layout.root / raw, str(name))
+
+
+def vault_file(layout: Layout, path: Path, name: str | None = None, *, folder: bool = False) -> Path:
+    """The one path rule for every file memvault reads or writes in a vault (a note, MEMORY.md, REVIEW.md,
+    a copy in `.trash/`): it resolves inside the vault (no symlink of it or of a folder above it leads
+    out) and, when it exists, is a regular file (no FIFO, device or folder, which could hang or mislead
+    a read; with `folder`, a folder such as `.trash/`). Else a one-line `PathError` naming it (`name`,
+    else its vault-relative path); returns the resolved path, checked before anything opens it."""
+    label = name or (path.relative_to(layout.root).as_posix() if path.is_relative_to(layout.root) else str(path))
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise PathError(f"{label}: cannot resolve ({getattr(exc, 'strerror', None) or exc})") from None
     if not resolved.is_relative_to(layout.root):
-        raise PathError(f"{name}: resolves outside the vault ({resolved})")
+        raise PathError(f"{label}: resolves outside the vault ({resolved}); memvault reads and writes inside it only")
+    try:
+        mode = resolved.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return resolved
+    except OSError:
+        return resolved  # unreadable: the read names it with its reason
+    if not (stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)):
+        if folder:
+            raise PathError(f"{label}: is {file_kind(mode)}, not a folder")
+        raise PathError(f"{label}: is {file_kind(mode)}, not a regular file; memvault reads and writes only those")
     return resolved
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in a few words."""
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
+    return next((what for test, what in kinds if test(mode)), "a special file")
 
 
 def parse_date(text: str) -> dt.date:
@@ -130,7 +161,7 @@ def note_path(layout: Layout, ref: str) -> Path:
     A path must name a note (`*.md` outside dot-folders): `rewrite` replaces whole files, and must
     never be pointed at the index, the lock files or the trash in `.memvault/` and `.trash/`."""
     if ref.lower() in ("memory", MEMORY_FILE.lower()):
-        return layout.memory_md
+        return vault_file(layout, layout.memory_md)
     if names_a_day(ref):
         return inside(layout, layout.relative(layout.daily_note(parse_date(ref))))
     resolved = inside(layout, ref)

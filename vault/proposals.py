@@ -123,7 +123,7 @@ def _line(p: Proposal) -> str:
 
 def review(layout: Layout) -> list[Proposal]:
     path = layout.root / REVIEW_FILE
-    return [p for p, _ in _parse(read_note(path, REVIEW_FILE).text)] if path.is_file() else []
+    return [p for p, _ in _parse(read_note(path, REVIEW_FILE, layout=layout).text)] if path.is_file() else []
 
 
 def propose(layout: Layout, candidates: list[Candidate], today: dt.date | None = None) -> list[Proposal]:

@@ -38,7 +38,7 @@ from memvault.vault.fileio import (
 )
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, vault_file
 from memvault.vault.sections import entry_lines, insert_in_section
 from memvault.vault.supersede import mark_superseded, pointer
 from memvault.vault.trash import trash_entry
@@ -286,7 +286,8 @@ def _batch_once(
     rel = layout.relative(path)
     statuses = ["refused" if entry is None else "added" for entry in prepared]
     created: list[str] = []
-    current = read_note(path, rel) if path.exists() else None
+    vault_file(layout, path, rel)
+    current = read_note(path, rel, layout=layout) if path.exists() else None
     if current is not None and create_only:
         return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
     body = current.text if current else template()

@@ -22,7 +22,7 @@ from memvault.vault.entries import Entry, iter_entries, normalise
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import atomic_write, read_note, split_lines
 from memvault.vault.notes import parse_note
-from memvault.vault.paths import Layout
+from memvault.vault.paths import TRASH_DIR, Layout, vault_file
 
 ENTRIES_DIR = "entries"
 log = logging.getLogger("memvault")
@@ -31,10 +31,18 @@ log = logging.getLogger("memvault")
 def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
     """Copy a note into `.trash/` before it is replaced or removed; returns the copy's path."""
     stamp = stamp or dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
-    target = layout.trash_dir / f"{layout.relative(path)}.{stamp}.bak"
+    target = vault_file(layout, trash_folder(layout) / f"{layout.relative(path)}.{stamp}.bak")
+    data = vault_file(layout, path).read_bytes()
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, path.read_bytes())  # synced: the original may be replaced or removed next
+    atomic_write(target, data)  # synced: the original may be replaced or removed next
     return target
+
+
+def trash_folder(layout: Layout, sub: str = "") -> Path:
+    """`.trash/` (or a folder in it), refused in one line when it is a symlink out of the vault or not a
+    folder: a copy kept there must stay in the vault, where `trash` and `restore` find it."""
+    vault_file(layout, layout.trash_dir, TRASH_DIR + "/", folder=True)
+    return vault_file(layout, layout.trash_dir / sub, f"{TRASH_DIR}/{sub}", folder=True) if sub else layout.trash_dir
 
 
 def trash_entry(
@@ -63,7 +71,7 @@ def trash_entry(
         "after": after,
         **({"batch": batch} if batch else {}),
     }
-    folder = layout.trash_dir / ENTRIES_DIR
+    folder = trash_folder(layout, ENTRIES_DIR)
     folder.mkdir(parents=True, exist_ok=True)
     text = "---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + lines
     atomic_write(folder / f"{ident}.md", text.encode("utf-8"))
@@ -104,7 +112,7 @@ def read_trashed(layout: Layout, ident: str) -> Trashed:
     if not path.is_file():
         raise UsageError(f"{ident}: no such item in {layout.trash_dir / ENTRIES_DIR}")
     rel = layout.relative(path)
-    item = parse_note(rel, read_note(path, rel).text)
+    item = parse_note(rel, read_note(path, rel, layout=layout).text)
     if item.problem or not item.frontmatter:
         raise UsageError(item.problem or f"{rel}: not a trash item (no frontmatter)")
     meta = item.frontmatter
@@ -121,7 +129,7 @@ def list_trashed(layout: Layout) -> list[Trashed]:
     """The trashed entries, oldest first; an item that cannot be read is named in a warning and
     skipped (it stays on disk), and the rest are listed."""
     out = []
-    for path in sorted((layout.trash_dir / ENTRIES_DIR).glob("*.md")):
+    for path in sorted((trash_folder(layout, ENTRIES_DIR)).glob("*.md")):
         try:
             out.append(read_trashed(layout, path.stem))
         except (UsageError, NoteReadError) as exc:
@@ -144,12 +152,12 @@ def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
         return (bool(secret) and normalise(e.text) == secret) or (bool(key) and e.key == key)
 
     removed = 0
-    for path in sorted(layout.trash_dir.rglob("*")) if layout.trash_dir.is_dir() else ():
+    for path in sorted(trash_folder(layout).rglob("*")) if layout.trash_dir.is_dir() else ():
         if not path.is_file() or path.suffix not in (".md", ".bak"):
             continue
         rel = layout.relative(path)
         try:
-            found = read_note(path, rel)
+            found = read_note(path, rel, layout=layout)
         except NoteReadError:
             continue
         text = found.text

@@ -24,7 +24,7 @@ def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.vault.notes import parse_note
 
     path = vault.note_path(args.ref)
-    text = read_note(path, args.ref).text
+    text = read_note(path, args.ref, layout=vault.layout).text
     problem = parse_note(vault.layout.relative(path), text).problem
     if problem:
         print(f"memvault: warning: {problem}", file=sys.stderr)

@@ -138,7 +138,7 @@ def get(rt: VaultRuntime, request: Get) -> Got:
     rel = rt.layout.relative(path)
     if not path.is_file():
         raise UsageError(f"{rel}: no such note")
-    lines = [line.rstrip("\r") for line in read_note(path, rel).text.split("\n")]
+    lines = [line.rstrip("\r") for line in read_note(path, rel, layout=rt.layout).text.split("\n")]
     start, end = request.start_line, request.end_line or len(lines)
     if request.section is not None:
         sections = find_sections(lines, 2)
