@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.vault.errors import UsageError
+from memvault.vault.regular import read_regular
 
 CONFIG_FILE = "memvault.toml"
 DEBOUNCE_S = 1.5  # the watcher's quiet window per path
@@ -72,7 +73,7 @@ def _given(value: Any) -> bool:
 def read_file(path: Path) -> dict[str, Any]:
     """The settings `path` gives, checked; {} when it does not exist. Any problem is one UsageError line."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO is refused, never waited on
     except FileNotFoundError:
         return {}
     except OSError as exc:

@@ -22,6 +22,7 @@ from pathlib import Path
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout, vault_file
+from memvault.vault.regular import NotRegular, read_regular
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
@@ -105,7 +106,7 @@ def read_note(
             size = path.stat().st_size
         if size > max_bytes:
             raise NoteReadError(f"{label}: {size:,} bytes is over the {max_bytes:,}-byte note limit")
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO is refused, never waited on
     except NoteReadError:
         raise
     except PathError as exc:
@@ -114,6 +115,8 @@ def read_note(
         raise NoteReadError(f"{label}: {missing}") from None
     except IsADirectoryError:
         raise NoteReadError(f"{label}: is a directory, not a note") from None
+    except NotRegular as exc:
+        raise NoteReadError(f"{label}: {exc.strerror}") from None
     except OSError as exc:
         raise NoteReadError(f"{label}: cannot read ({exc.strerror or exc})") from None
     return replace(decode_note(data, label), sha256=hashlib.sha256(data).hexdigest())
@@ -146,8 +149,8 @@ class ChangedMeanwhile(MemvaultError):
 
 def _sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
+        return hashlib.sha256(read_regular(path)).hexdigest()
+    except (FileNotFoundError, NotRegular):  # gone, or replaced by what is no note: not the version read
         return None
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memvault.vault.config import env
 from memvault.vault.errors import PathError, UsageError
+from memvault.vault.regular import file_kind
 
 ENV_VAR = "MEMVAULT_VAULT"
 DEFAULT_VAULT = "memory"
@@ -114,13 +115,6 @@ def vault_file(layout: Layout, path: Path, name: str | None = None, *, folder: b
             raise PathError(f"{label}: is {file_kind(mode)}, not a folder")
         raise PathError(f"{label}: is {file_kind(mode)}, not a regular file; memvault reads and writes only those")
     return resolved
-
-
-def file_kind(mode: int) -> str:
-    """What a file that is not a regular file is, in a few words."""
-    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
-    return next((what for test, what in kinds if test(mode)), "a special file")
 
 
 def parse_date(text: str) -> dt.date:

@@ -6,6 +6,7 @@ so a walk over an unchanged vault reads no file content.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -14,6 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.vault.paths import Layout, is_note_rel
+from memvault.vault.regular import NotRegular, read_regular
+
+log = logging.getLogger("memvault")
+_WARNED: set[Path] = set()
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,12 @@ class GitIgnore:
     @classmethod
     def load(cls, root: Path) -> GitIgnore:
         try:
-            return cls((root / ".gitignore").read_text(encoding="utf-8", errors="replace"))
+            return cls(read_regular(root / ".gitignore").decode("utf-8", errors="replace"))
+        except NotRegular as exc:  # a FIFO would hang every walk: no rules, said once per vault
+            if root not in _WARNED:
+                _WARNED.add(root)
+                log.warning("%s: %s; its rules are not applied", root / ".gitignore", exc.strerror)
+            return cls()
         except OSError:
             return cls()
 

@@ -23,6 +23,7 @@ from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import atomic_write, read_note, split_lines
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import TRASH_DIR, Layout, vault_file
+from memvault.vault.regular import read_regular
 
 ENTRIES_DIR = "entries"
 log = logging.getLogger("memvault")
@@ -32,7 +33,7 @@ def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
     """Copy a note into `.trash/` before it is replaced or removed; returns the copy's path."""
     stamp = stamp or dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
     target = vault_file(layout, trash_folder(layout) / f"{layout.relative(path)}.{stamp}.bak")
-    data = vault_file(layout, path).read_bytes()
+    data = read_regular(vault_file(layout, path))
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)  # synced: the original may be replaced or removed next
     return target

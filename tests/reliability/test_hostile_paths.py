@@ -5,12 +5,14 @@ inside the vault and is a regular file, else one line names it; nothing outside 
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from memvault.vault.paths import Layout
-from tests.reliability.conftest import ask, one_line, running_daemon
+from tests.reliability.conftest import ask, one_line, run_cli, running_daemon
 
 SECRET = "# outside\n\n- the outside file's secret line\n"
 
@@ -85,3 +87,58 @@ def test_trash_symlinked_out_gets_no_copy(layout, cli):
     _refused(cli("forget", "--match", "first version"), ".trash")
     assert list(elsewhere.rglob("*")) == [] and layout.memory_md.read_bytes() == before
     assert os.path.islink(layout.trash_dir)
+
+
+def test_fifo_note_is_refused_before_it_is_opened(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    os.mkfifo(layout.root / "x.md")
+    for args in (("rewrite", "x.md"), ("show", "x.md"), ("forget", "x.md:1")):
+        result = run_cli(layout, *args, input="- new\n", process=True, timeout=20)
+        assert result.returncode != 0 and one_line(result.stderr) and "x.md" in result.stderr, result.stderr
+    saved = run_cli(layout, "remember", "--type", "config", "the lock is free", process=True, timeout=20)
+    assert saved.returncode == 0, saved.stderr  # no writer waits on a lock held by a hung one
+    indexed = run_cli(layout, "index", process=True, timeout=60)
+    assert indexed.returncode == 0 and "x.md: " in indexed.stderr and "not a regular file" in indexed.stderr
+    assert "lock is free" in run_cli(layout, "search", "--mode", "substring", "lock", process=True, timeout=60).stdout
+
+
+@pytest.mark.parametrize("name", [".gitignore", "memvault.toml"])
+def test_fifo_read_by_every_walk_hangs_nothing(layout, cli, name):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "the lighthouse keeper counts gulls").returncode == 0
+    os.mkfifo(layout.root / name)
+    for args in (("index",), ("search", "--mode", "substring", "lighthouse"), ("status",)):
+        try:
+            result = run_cli(layout, *args, process=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(args)} hung on the FIFO {name}")
+        assert one_line(result.stderr) and (result.returncode == 0 or name in result.stderr), result.stderr
+        assert result.returncode == 0 or name == "memvault.toml", result.stderr
+        if result.returncode == 0 and args[0] == "search":
+            assert "lighthouse" in result.stdout
+
+
+def test_read_note_never_blocks_on_a_fifo(layout):
+    """The walk saw a regular file; by the time it is read it is a FIFO: the read refuses, never waits."""
+    from memvault.vault.errors import NoteReadError
+    from memvault.vault.fileio import read_note
+
+    fifo = layout.root / "swapped.md"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | None] = []
+
+    def read() -> None:
+        try:
+            read_note(fifo, "swapped.md", size=0)
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # let the blocked open go, so the thread ends
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+        pytest.fail("read_note blocked opening a FIFO")
+    assert isinstance(outcome[0], NoteReadError) and "swapped.md: is a FIFO" in str(outcome[0]), outcome
