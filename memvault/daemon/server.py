@@ -26,7 +26,7 @@ from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
-from memvault.daemon.transport import MAX_CLIENTS, Handler, Server
+from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, Server
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.opening import open_index
 from memvault.indexer.reconcile import reconcile
@@ -209,6 +209,7 @@ class Daemon:
         os.chmod(path, 0o600)
         server.daemon_ref = self
         server.slots = threading.BoundedSemaphore(MAX_CLIENTS)
+        server.followers = threading.BoundedSemaphore(MAX_FOLLOWERS)
         return server
 
     def run(self) -> None:

@@ -18,6 +18,9 @@ MAX_REQUEST_BYTES = 1 << 20
 CLIENT_IDLE_S = 30.0
 PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
 MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
+# subscribers (`events --follow`) hold a slot of their own kind: idle followers never take the slots
+# requests need (before, 64 of them made every CLI answer without the daemon)
+MAX_FOLLOWERS = 16
 
 
 class Handler(socketserver.StreamRequestHandler):
@@ -55,6 +58,10 @@ class Handler(socketserver.StreamRequestHandler):
             self._reply({"ok": False, "error": 'a subscription is {"op": "subscribe", "since": SEQ}'})
             return
         daemon = self.server.daemon_ref
+        if not self.server.followers.acquire(blocking=False):
+            self._reply({"ok": False, "error": f"busy: {MAX_FOLLOWERS} followers already subscribed; retry later"})
+            return
+        self.server.give_back_slot()  # from now on this connection counts as a follower, not a request
         sub = daemon.events.subscribe()
         try:
             self._reply({"ok": True, "subscribed": True})
@@ -77,6 +84,7 @@ class Handler(socketserver.StreamRequestHandler):
             return  # the subscriber left
         finally:
             daemon.events.unsubscribe(sub)
+            self.server.followers.release()
 
     def _read_line(self) -> bytes | None:
         """One request line, None if the client stalled inside it: the wait for its first byte is
@@ -114,6 +122,13 @@ class Server(socketserver.ThreadingUnixStreamServer):
     request_queue_size = 128  # the listen backlog: at the default 5, a burst of clients fails to connect at all
     daemon_ref: Any  # the `Daemon`: its `dispatch`, `events` and `stopping`
     slots: threading.BoundedSemaphore
+    followers: threading.BoundedSemaphore
+    _held = threading.local()  # does this connection's thread still hold its request slot?
+
+    def give_back_slot(self) -> None:
+        if getattr(self._held, "slot", False):
+            self._held.slot = False
+            self.slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.slots.acquire(blocking=False):
@@ -129,7 +144,8 @@ class Server(socketserver.ThreadingUnixStreamServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        self._held.slot = True
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            self.give_back_slot()
