@@ -24,7 +24,7 @@ from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import StoreLocked
 from memvault.vault.chunking import VERSION as CHUNKER_VERSION
 from memvault.vault.locks import try_lock
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, make_state_dir, state_problem
 
 log = logging.getLogger("memvault")
 
@@ -37,9 +37,12 @@ def open_index(
 ) -> Index:
     """Open (and, for a writer, migrate) the index; nothing per chunk is read here."""
     manifest_path = layout.state_dir / "manifest.sqlite"
+    problem = state_problem(layout)
+    if problem and not writable:
+        raise IndexUnavailable(problem)
     if not writable and not manifest_path.exists():
         raise IndexUnavailable(f"{layout.state_dir}: no index yet; run `memvault index`")
-    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    make_state_dir(layout)
     lock_fd = _take_lock(layout.state_dir / "index.lock")
     try:
         manifest = Manifest(manifest_path, create=writable)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import os
 import sqlite3
 from dataclasses import asdict
 from typing import Any
 
 from memvault.vault.days import figures, read_day
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, state_problem
 from memvault.vault.scan import scan_vault
+
+log = logging.getLogger("memvault")
 
 
 def _dir_bytes(path: os.PathLike[str] | str) -> int:
@@ -26,6 +29,9 @@ def _dir_bytes(path: os.PathLike[str] | str) -> int:
 def vault_status(layout: Layout) -> dict[str, Any]:
     """The `status --json` object; its keys are a public interface."""
     on_disk = {e.rel: e for e in scan_vault(layout)}
+    problem = state_problem(layout)
+    if problem:  # what the files say still holds; nothing is indexed
+        log.warning(problem)
     manifest = layout.state_dir / "manifest.sqlite"
     files: dict[str, tuple[int, int, str, str | None]] = {}
     meta: dict[str, str] = {}

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from memvault.vault.fileio import atomic_write, vault_lock
-from memvault.vault.paths import DAILY_DIR, Layout, daily_notes
+from memvault.vault.paths import DAILY_DIR, Layout, daily_notes, make_state_dir
 
 CATALOG_DIR = "catalog"
 log = logging.getLogger("memvault")
@@ -129,6 +129,6 @@ def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
             if written.get(str(year)) != digest:  # also a right file memvault has no record of (a new state dir)
                 written[str(year)], changed = digest, True
         if changed:
-            layout.state_dir.mkdir(parents=True, exist_ok=True)
+            make_state_dir(layout)
             atomic_write(layout.state_dir / _WRITTEN, json.dumps(written, sort_keys=True).encode())
     return told

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
-from memvault.vault.paths import Layout, vault_file
+from memvault.vault.paths import Layout, make_state_dir, vault_file
 from memvault.vault.regular import NotRegular, read_regular
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
@@ -129,8 +129,7 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     The lock is on a sidecar file, not on the note: notes are replaced by
     rename, so a lock on the note's inode would not outlive the first write.
     """
-    layout.state_dir.mkdir(parents=True, exist_ok=True)
-    path = layout.state_dir / "write.lock"
+    path = make_state_dir(layout) / "write.lock"
     deadline = time.monotonic() + timeout
     while (fd := try_lock(path)) is None:
         if time.monotonic() > deadline:

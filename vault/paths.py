@@ -117,6 +117,34 @@ def vault_file(layout: Layout, path: Path, name: str | None = None, *, folder: b
     return resolved
 
 
+def state_problem(layout: Layout) -> str | None:
+    """Why `.memvault/` cannot hold memvault's derived data (something else has its name), else None."""
+    path = layout.state_dir
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return None
+        kind = "a broken symlink"
+    except OSError as exc:
+        kind = f"unusable ({exc.strerror or exc})"
+    else:
+        if stat.S_ISDIR(mode):
+            return None
+        kind = file_kind(mode)
+    return (f"{path}: is {kind}, not a folder: memvault keeps its index, locks and daemon files there; "
+            f"move it aside (memvault makes the folder again)")  # fmt: skip
+
+
+def make_state_dir(layout: Layout) -> Path:
+    """`.memvault/`, made when missing; refused in one line (`PathError`) when something else has its name."""
+    problem = state_problem(layout)
+    if problem:
+        raise PathError(problem)
+    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    return layout.state_dir
+
+
 def parse_date(text: str) -> dt.date:
     """Dates are ISO `YYYY-MM-DD`, plus `today` and `yesterday` for people typing at a shell."""
     lowered = text.strip().lower()

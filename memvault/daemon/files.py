@@ -57,7 +57,7 @@ def read_pid(layout: Layout) -> int | None:
     path = pid_path(layout)
     try:
         pid = int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # none, or no state folder to hold one
         return None
     if _alive(pid) and not _index_lock_free(layout):
         return pid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import plistlib
+import re
 import shutil
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from typing import Any
 
 from memvault.daemon.client import DaemonError, ask
 from memvault.daemon.files import log_path, read_pid, socket_path
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, make_state_dir
 
 START_TIMEOUT_S = 120.0
 # the daemons this process started: `stop` reaps its own child, which would otherwise linger as a zombie
@@ -27,7 +28,7 @@ def start(layout: Layout, args: list[str]) -> int:
     pid = read_pid(layout)
     if pid is not None and ask(layout, {"op": "ping"}) is not None:
         raise DaemonError(f"a daemon already serves {layout.root} (pid {pid})")
-    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    make_state_dir(layout)
     log = open(log_path(layout), "ab")  # noqa: SIM115 - handed to the child
     child = subprocess.Popen(
         # -P and cwd "/": a folder named like one of our packages (a vault called "vault") must not shadow it
@@ -79,10 +80,19 @@ def status(layout: Layout) -> dict[str, Any]:
     return {"running": True, "socket": str(socket_path(layout)), **reply["status"]}
 
 
+def service_name(layout: Layout) -> str:
+    """`memvault-<folder name>-<8 hex of the vault's absolute path>`: two vaults both named `memory` get
+    units of their own (the same vault always the same one); only characters unit names allow."""
+    import hashlib
+
+    folder = re.sub(r"[^A-Za-z0-9_.-]+", "_", layout.root.name)[:64].strip("._") or "vault"
+    return f"memvault-{folder}-{hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:8]}"
+
+
 def install_service(layout: Layout) -> tuple[Path, str]:
     """Write a systemd user unit (Linux) or a launchd agent (macOS); returns its path and how to enable it."""
     exe = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
-    name = f"memvault-{layout.root.name or 'vault'}"
+    name = service_name(layout)
     if sys.platform == "darwin":
         path = Path.home() / "Library" / "LaunchAgents" / f"com.memvault.{name}.plist"
         body = plistlib.dumps({

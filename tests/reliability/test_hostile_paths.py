@@ -5,6 +5,7 @@ inside the vault and is a regular file, else one line names it; nothing outside 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -142,3 +143,42 @@ def test_read_note_never_blocks_on_a_fifo(layout):
         reader.join(5)
         pytest.fail("read_note blocked opening a FIFO")
     assert isinstance(outcome[0], NoteReadError) and "swapped.md: is a FIFO" in str(outcome[0]), outcome
+
+
+def test_state_dir_that_is_a_file(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "the lighthouse keeper counts gulls").returncode == 0
+    shutil.rmtree(layout.state_dir)
+    layout.state_dir.write_text("not memvault's folder\n")
+    before = layout.memory_md.read_bytes()
+    for args in (("search", "lighthouse"), ("search", "--json", "lighthouse"), ("search", "--mode", "bm25", "gulls")):
+        found = cli(*args)  # the files answer, and one line says why
+        assert found.returncode == 0 and "lighthouse" in found.stdout, found.stderr
+        assert one_line(found.stderr) and ".memvault" in found.stderr and len(found.stderr.splitlines()) == 1
+    assert "lighthouse" in cli("search", "--mode", "substring", "lighthouse").stdout
+    status = cli("status")
+    assert status.returncode == 0 and "files_on_disk   1" in status.stdout and ".memvault" in status.stderr
+    for args in (("remember", "--type", "config", "one more"), ("index",), ("forget", "--match", "gulls"),
+                 ("daemon", "start")):  # fmt: skip
+        refused = cli(*args)
+        assert refused.returncode not in (0, 70) and one_line(refused.stderr), refused.stderr
+        assert ".memvault" in refused.stderr and "not a folder" in refused.stderr, refused.stderr
+    assert layout.memory_md.read_bytes() == before and layout.state_dir.read_text() == "not memvault's folder\n"
+
+
+def test_service_unit_names_differ_for_vaults_of_the_same_name(tmp_path, monkeypatch):
+    from memvault.daemon.process import install_service
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr("sys.platform", "linux")
+    units = []
+    for parent in ("work", "home", "odd name;$x"):
+        root = tmp_path / parent / "memory"
+        root.mkdir(parents=True)
+        path, how = install_service(Layout(root.resolve()))
+        assert path.name in how and str(root.resolve()) in path.read_text()
+        units.append(path.name)
+    assert len(set(units)) == 3, units
+    assert all(u.startswith("memvault-memory-") and u.endswith(".service") for u in units), units
+    again, _ = install_service(Layout((tmp_path / "work" / "memory").resolve()))
+    assert again.name == units[0]  # the same vault keeps its unit
