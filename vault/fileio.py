@@ -11,8 +11,10 @@ import codecs
 import ctypes
 import errno
 import hashlib
+import logging
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +30,9 @@ MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
 ABSENT = "absent"  # `atomic_write(expect=ABSENT)`: the note must still not exist
 TRIES = 5  # read-modify-write passes before a note that keeps changing under memvault is left alone
+_LEFTOVER = re.compile(r"^\.(.+)\.([0-9]{1,9})\.tmp$")  # `atomic_write`'s temp file: .NAME.PID.tmp
+LEFTOVERS = "leftovers"  # in the trash: temp files of saves that never finished
+log = logging.getLogger("memvault")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -123,11 +128,12 @@ def read_note(
 
 
 @contextmanager
-def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT, sweep: Path | None = None) -> Iterator[None]:
     """Serialise every memvault write in a vault through one advisory lock file.
 
     The lock is on a sidecar file, not on the note: notes are replaced by
     rename, so a lock on the note's inode would not outlive the first write.
+    `sweep`: the folder about to be written, whose leftovers of dead saves go to the trash first.
     """
     path = make_state_dir(layout) / "write.lock"
     deadline = time.monotonic() + timeout
@@ -136,9 +142,56 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
             raise LockError(f"{path}: vault is locked by another writer for over {timeout:.0f}s")
         time.sleep(0.005)
     try:
+        if sweep is not None:
+            sweep_leftovers(layout, sweep)
         yield
     finally:
         os.close(fd)
+
+
+def _gone(pid: int) -> bool:
+    """No process has this pid (one we may not signal, or a zombie, still counts as there)."""
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False
+
+
+def sweep_leftovers(layout: Layout, folder: Path) -> list[Path]:
+    """Move the temp files `atomic_write` names `.NAME.PID.tmp` in `folder` whose process is gone (killed
+    mid-save) into `.trash/leftovers/` as `NAME.PID.bak`, each said in a warning: never deleted, since one
+    can hold the only copy of an editor's save that an interrupted swap displaced (`_put_in_place`).
+    A live writer's file, another name, or a trash that is not in the vault leaves it where it is."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    moved = []
+    for name in names:
+        found = _LEFTOVER.match(name)
+        if not found or not _gone(int(found.group(2))):
+            continue
+        source, note = folder / name, folder / found.group(1)
+        try:
+            if not stat.S_ISREG(os.lstat(source).st_mode):
+                continue
+            target = vault_file(layout, layout.trash_dir / LEFTOVERS / f"{layout.relative(note)}.{found.group(2)}.bak")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            while target.exists():
+                target = target.with_name(f"{target.name[:-4]}-1.bak")
+            os.rename(source, target)
+        except (OSError, PathError):
+            continue
+        log.warning("%s: left by a save that never finished (process %s is gone); moved to %s (it may hold an "
+                    "editor's save: compare it with %s)", layout.relative(source), found.group(2),
+                    layout.relative(target), layout.relative(note))  # fmt: skip
+        moved.append(target)
+    return moved
 
 
 class ChangedMeanwhile(MemvaultError):
@@ -246,7 +299,7 @@ def update_note(
     """
     rel = layout.relative(path)
     vault_file(layout, path, rel)
-    with vault_lock(layout):
+    with vault_lock(layout, sweep=path.parent):
         for _ in range(TRIES):
             current = read_note(path, rel, layout=layout) if path.exists() else None
             new_text = change(current)

@@ -79,7 +79,7 @@ def rewrite(layout: Layout, path: Path, text: str) -> Path | None:
     """
     check_entry(text, limit=MAX_NOTE_BYTES)
     vault_file(layout, path)
-    with vault_lock(layout):
+    with vault_lock(layout, sweep=path.parent):
         kept = None
         encoder = TextFile("")
         if path.exists():

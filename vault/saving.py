@@ -268,7 +268,7 @@ def save_batch(
     holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
     prepared, reasons = _prepare_all(entries)
-    with vault_lock(layout):
+    with vault_lock(layout, sweep=path.parent):
         for _ in range(TRIES):  # written only over the version read: an editor's save meanwhile, and again
             try:
                 return _batch_once(layout, path, entries, prepared, list(reasons), prefix, template, on_add,

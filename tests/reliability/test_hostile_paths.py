@@ -182,3 +182,33 @@ def test_service_unit_names_differ_for_vaults_of_the_same_name(tmp_path, monkeyp
     assert all(u.startswith("memvault-memory-") and u.endswith(".service") for u in units), units
     again, _ = install_service(Layout((tmp_path / "work" / "memory").resolve()))
     assert again.name == units[0]  # the same vault keeps its unit
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_leftover_temp_files_of_dead_saves_move_to_the_trash(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    dead, alive = _dead_pid(), os.getppid()
+    leftovers = {layout.root / f".MEMORY.md.{dead}.tmp": b"- an editor's save displaced by a killed swap\n",
+                 layout.daily_dir / f".2020-01-01.md.{dead}.tmp": b"- half of a daily note\n"}  # fmt: skip
+    kept = [layout.root / f".MEMORY.md.{alive}.tmp", layout.root / ".MEMORY.md.tmp", layout.root / ".x.md.12ab.tmp"]
+    for path, data in leftovers.items():
+        path.write_bytes(data)
+    for path in kept:
+        path.write_bytes(b"not a leftover of a dead save\n")
+    saved = cli("remember", "--type", "config", "after the crash")
+    assert saved.returncode == 0, saved.stderr
+    noted = cli("note", "a daily line")
+    assert noted.returncode == 0, noted.stderr
+    log = saved.stderr + noted.stderr
+    for path, data in leftovers.items():
+        rel = layout.relative(path)
+        assert not path.exists() and one_line(log) and rel in log and ".trash/" in log, log
+        moved = layout.trash_dir / "leftovers" / f"{rel.replace('/.', '/').lstrip('.')[: -len('.tmp')]}.bak"
+        assert moved.read_bytes() == data, sorted(p.name for p in layout.trash_dir.rglob("*"))
+    assert all(path.exists() for path in kept)
+    assert cli("remember", "--type", "config", "once more").stderr == ""  # swept once
