@@ -18,6 +18,7 @@ from memvault.daemon.files import log_path, read_pid, socket_path
 from memvault.vault.paths import Layout, make_state_dir
 
 START_TIMEOUT_S = 120.0
+STARTED_S = 1.5  # how long a daemon that answered must stay alive (unless its first pass is done sooner)
 # the daemons this process started: `stop` reaps its own child, which would otherwise linger as a zombie
 # (`os.kill(pid, 0)` succeeds on one) until this process ends
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
@@ -38,15 +39,38 @@ def start(layout: Layout, args: list[str]) -> int:
     log.close()
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        if child.poll() is not None:
-            tail = log_path(layout).read_text(errors="replace").strip().splitlines()[-1:]
-            raise DaemonError(f"the daemon exited at start: {tail[0] if tail else 'no log'} (see {log_path(layout)})")
+        _exited(layout, child, "at start")
         if ask(layout, {"op": "ping"}, timeout=1.0) is not None:
+            _still_alive(layout, child)
             _CHILDREN[child.pid] = child
             return child.pid
         time.sleep(0.1)
     child.terminate()
     raise DaemonError(f"the daemon did not answer within {START_TIMEOUT_S:.0f}s (see {log_path(layout)})")
+
+
+def _exited(layout: Layout, child: subprocess.Popen[bytes], when: str) -> None:
+    """Raise, with the log's last line, when the daemon has exited."""
+    if child.poll() is None:
+        return
+    try:
+        tail = log_path(layout).read_text(errors="replace").strip().splitlines()[-1:]
+    except OSError:
+        tail = []
+    raise DaemonError(f"the daemon exited {when}: {tail[0] if tail else 'no log'} (see {log_path(layout)})")
+
+
+def _still_alive(layout: Layout, child: subprocess.Popen[bytes]) -> None:
+    """A daemon that answered may still die in its first pass (a fatal error there): it is started once it
+    is still alive `STARTED_S` later, or as soon as that pass is done and it still answers."""
+    settled = time.monotonic() + STARTED_S
+    while time.monotonic() < settled:
+        time.sleep(0.1)
+        _exited(layout, child, "just after it answered")
+        reply = ask(layout, {"op": "status"}, timeout=1.0)
+        if reply and reply.get("ok") and (reply.get("status") or {}).get("last_full_reconcile"):
+            break
+    _exited(layout, child, "just after it answered")
 
 
 def stop(layout: Layout, timeout: float = 60.0) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -212,3 +213,47 @@ def test_leftover_temp_files_of_dead_saves_move_to_the_trash(layout, cli):
         assert moved.read_bytes() == data, sorted(p.name for p in layout.trash_dir.rglob("*"))
     assert all(path.exists() for path in kept)
     assert cli("remember", "--type", "config", "once more").stderr == ""  # swept once
+
+
+# a daemon that answers like one (its pid file, the index lock, the socket) and dies 0.6 s after it is up,
+# as one whose first pass meets a fatal error does
+_DYING_DAEMON = """
+import fcntl, json, os, socket, sys, threading, time
+state, sock_path = sys.argv[1], sys.argv[2]
+lock = os.open(os.path.join(state, "index.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(lock, fcntl.LOCK_EX)
+server = socket.socket(socket.AF_UNIX)
+server.bind(sock_path)
+server.listen()
+def serve():
+    while True:
+        conn, _ = server.accept()
+        with conn, conn.makefile("rwb") as fh:
+            for line in fh:
+                fh.write(json.dumps({"ok": True, "status": {"last_full_reconcile": None}}).encode() + b"\\n")
+                fh.flush()
+threading.Thread(target=serve, daemon=True).start()
+with open(os.path.join(state, "daemon.pid"), "w") as fh:
+    fh.write(f"{os.getpid()}\\n")
+time.sleep(0.6)
+print("reconcile failed: StoreError: the first pass met a fatal error", file=sys.stderr, flush=True)
+os.unlink(sock_path)
+os.unlink(os.path.join(state, "daemon.pid"))
+sys.exit(1)
+"""
+
+
+def test_daemon_start_reports_a_daemon_that_dies_just_after_answering(layout, cli, monkeypatch):
+    from memvault.daemon import process
+    from memvault.daemon.files import socket_path
+
+    assert cli("init", "--lang", "en").returncode == 0
+    real = subprocess.Popen
+
+    def dying(argv, **kwargs):
+        return real([sys.executable, "-c", _DYING_DAEMON, str(layout.state_dir), str(socket_path(layout))], **kwargs)
+
+    monkeypatch.setattr(process.subprocess, "Popen", dying)
+    started = cli("daemon", "start")
+    assert started.returncode != 0 and "started" not in started.stdout, started.stdout
+    assert one_line(started.stderr) and "the first pass met a fatal error" in started.stderr, started.stderr
