@@ -30,7 +30,7 @@ def catalog_path(layout: Layout, year: int) -> Path:
     return layout.root / CATALOG_DIR / f"{year}.tsv"
 
 
-def _retired(layout: Layout) -> dict[dt.date, Path]:
+def retired_days(layout: Layout) -> dict[dt.date, Path]:
     """Days whose note is gone from `daily/` but kept in the trash: the latest copy of each."""
     folder = layout.trash_dir / DAILY_DIR
     found: dict[dt.date, tuple[str, Path]] = {}
@@ -56,7 +56,7 @@ def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
 
 def _days(layout: Layout) -> dict[dt.date, Path]:
     """Every day's note: in `daily/`, else its latest copy in the trash (a retired day)."""
-    days = dict(_retired(layout))
+    days = dict(retired_days(layout))
     days.update(daily_notes(layout))
     return days
 

@@ -6,6 +6,7 @@ of their section."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Callable
@@ -208,6 +209,20 @@ def restore(layout: Layout, ident: str) -> list[MovedEntry]:
     return [_restore_one(layout, item) for item in batch]
 
 
+def _retired_copy(layout: Layout, origin: str) -> TextFile | None:
+    """The latest trash copy of a daily note retention (or a whole-note removal) took out of `daily/`."""
+    from memvault.vault.catalog import retired_days
+
+    match = re.fullmatch(r"daily/(\d{4}-\d{2}-\d{2})\.md", origin)
+    if not match:
+        return None
+    try:
+        copy = retired_days(layout).get(dt.date.fromisoformat(match.group(1)))
+    except ValueError:
+        return None
+    return read_note(copy, layout.relative(copy)) if copy is not None else None
+
+
 def _restore_one(layout: Layout, item: Trashed) -> MovedEntry:
     """At its old line when its note is as the removal left it, else at the end of its old section
     (created if missing). The trash item goes once the note is written."""
@@ -217,8 +232,10 @@ def _restore_one(layout: Layout, item: Trashed) -> MovedEntry:
         raise UsageError(f"{ident}: its origin {origin!r} is not a note path")
     path = inside(layout, origin)
     placed: list[MovedEntry] = []
+    retired = _retired_copy(layout, origin)
 
     def change(current: TextFile | None) -> str:
+        current = current or retired  # a day retention moved to the trash comes back whole, then the entry
         text = current.text if current else ""
         encoded = current.encode(text) if current else b""
         line = int(item.meta.get("line") or 1)
