@@ -26,7 +26,7 @@ CRASH = "MEMVAULT_CRASH_AT"
 SHM = "/dev/shm"
 
 
-def _is_tmpfs(path: str) -> bool:
+def is_tmpfs(path: str) -> bool:
     try:
         with open("/proc/mounts", encoding="utf-8") as fh:
             return any(line.split()[1:3] == [path, "tmpfs"] for line in fh)
@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     `$PYTEST_DEBUG_TEMPROOT` choose otherwise."""
     if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
         return
-    if _is_tmpfs(SHM) and os.access(SHM, os.W_OK | os.X_OK):
+    if is_tmpfs(SHM) and os.access(SHM, os.W_OK | os.X_OK):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = SHM
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from memvault.vault.paths import Layout
-from tests.conftest import run_main, run_process
+from tests.conftest import SHM, is_tmpfs, run_main, run_process
 
 HASH_ENV = {"MEMVAULT_EMBEDDER": "hash-384"}
 TALLY_ENV = "MEMVAULT_RELIABILITY_TALLY"
@@ -72,7 +72,7 @@ def mv(layout: Layout) -> Callable[..., subprocess.CompletedProcess[str]]:
 def world_layout() -> Iterator[tuple[Layout, int | None]]:
     """A vault an unprivileged user owns, and that user (None when the tests already run unprivileged):
     as root, `chmod 000` denies nothing, so permission faults are made by running the CLI as nobody."""
-    root = Path(tempfile.mkdtemp(prefix="memvault-rel-", dir="/tmp"))
+    root = Path(tempfile.mkdtemp(prefix="memvault-rel-", dir=SHM if is_tmpfs(SHM) else "/tmp"))  # see tests.conftest
     os.chmod(root, 0o755)
     vault = root / "vault"
     vault.mkdir()
