@@ -9,6 +9,7 @@ import contextlib
 import io
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from memvault.vault.paths import Layout
 MEMVAULT = str(Path(sys.executable).parent / "memvault")
 CRASH = "MEMVAULT_CRASH_AT"
 SHM = "/dev/shm"
+ON_TMPFS = "MEMVAULT_TESTS_ON_TMPFS"  # set when pytest_configure moved the temp root there
 
 
 def is_tmpfs(path: str) -> bool:
@@ -44,6 +46,18 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if is_tmpfs(SHM) and os.access(SHM, os.W_OK | os.X_OK):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = SHM
+        os.environ[ON_TMPFS] = "1"  # (the workers inherit both)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run on the tmpfs that passed gives its memory back at once (a full run leaves some 2.6 GB there,
+    and pytest keeps its last three runs); a failed one is kept to look at. Each xdist worker removes its
+    own folder, the controller the run's."""
+    if os.environ.get(ON_TMPFS) != "1" or exitstatus != 0 or session.testsfailed:
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is not None:
+        shutil.rmtree(factory.getbasetemp(), ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
