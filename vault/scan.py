@@ -6,7 +6,6 @@ so a walk over an unchanged vault reads no file content.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
@@ -17,7 +16,6 @@ from pathlib import Path
 from memvault.vault.paths import Layout, is_note_rel
 from memvault.vault.regular import NotRegular, read_regular
 
-log = logging.getLogger("memvault")
 _WARNED: set[Path] = set()
 
 
@@ -78,7 +76,10 @@ class GitIgnore:
         except NotRegular as exc:  # a FIFO would hang every walk: no rules, said once per vault
             if root not in _WARNED:
                 _WARNED.add(root)
-                log.warning("%s: %s; its rules are not applied", root / ".gitignore", exc.strerror)
+                import logging  # only here: a no-change `index` walks the vault and imports nothing it does not use
+
+                logging.getLogger("memvault").warning("%s: %s; its rules are not applied", root / ".gitignore",
+                                                      exc.strerror)  # fmt: skip
             return cls()
         except OSError:
             return cls()

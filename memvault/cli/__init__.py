@@ -7,28 +7,36 @@ module of that area (`entries`, `days`, `search`, ...); `parser` puts them toget
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memvault.cli.common import reader_left
 from memvault.cli.index import unchanged_index
 from memvault.vault.errors import MemvaultError
 
+if TYPE_CHECKING:
+    import logging
+
 INTERNAL_ERROR = 70
 
 
-_REPORTS = logging.StreamHandler()
-_REPORTS.setFormatter(logging.Formatter("memvault: %(message)s"))
+_REPORTS: list[logging.Handler] = []  # made on first use: a no-change `index` never imports logging
 
 
 def _report_to_stderr() -> None:
     """Library code reports what it found and fixed (a rebuilt store, a changed model) on the `memvault`
     logger; a command shows each as one line, on the `sys.stderr` of its run (a test's, in process)."""
-    _REPORTS.setStream(sys.stderr)
+    import logging
+
+    if not _REPORTS:
+        _REPORTS.append(logging.StreamHandler())
+        _REPORTS[0].setFormatter(logging.Formatter("memvault: %(message)s"))
+    handler = _REPORTS[0]
+    handler.setStream(sys.stderr)  # type: ignore[attr-defined]
     logger = logging.getLogger("memvault")
-    if _REPORTS not in logger.handlers:
-        logger.addHandler(_REPORTS)
+    if handler not in logger.handlers:
+        logger.addHandler(handler)
     logger.setLevel(logging.WARNING)
     logger.propagate = False
 
