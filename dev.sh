@@ -30,7 +30,7 @@ demo() {
 run_tests() {
     .venv/bin/ruff check .
     local rc=0
-    # two workers: most tests wait on real subprocesses (the CLI, a daemon, the model loading)
+    # two workers: many tests wait on real subprocesses (daemons, crash points, the MCP server, the model loading)
     .venv/bin/python -m pytest -q -n 2 "$@" || rc=$?
     if [ "$rc" -eq 5 ]; then
         echo "no tests were collected: failing" >&2
