@@ -237,9 +237,15 @@ def _put_in_place(tmp: Path, path: Path, expect: str | None) -> None:
         try:
             os.link(tmp, path)  # fails when the note appeared meanwhile
         except FileExistsError:
-            raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
-        finally:
             tmp.unlink(missing_ok=True)
+            raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
+        except OSError:  # a file system without hard links (FAT, some network shares): check, then rename
+            if os.path.lexists(path):
+                tmp.unlink(missing_ok=True)
+                raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
+            os.replace(tmp, path)
+            return
+        tmp.unlink(missing_ok=True)
         return
     if _sha256(path) != expect:  # first the plain check, so a version not yet verified is rarely seen
         tmp.unlink(missing_ok=True)

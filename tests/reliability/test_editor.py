@@ -93,3 +93,26 @@ def test_no_editor_save_is_lost_under_a_stream_of_memvault_writes(layout, cli, t
     lost = [n for n in range(saves) if f"<!-- editor save {n} -->" not in text]
     tally("editor saves under memvault writes", saves)
     assert saves > 20 and not lost, f"{len(lost)} of {saves} editor saves lost: {lost[:10]}"
+
+
+def test_a_new_note_on_a_file_system_without_hard_links(layout, monkeypatch):
+    """Where hard links are refused (FAT, some network shares; a fault made here by refusing them), a new
+    note is still written, and one that appeared meanwhile is still never written over."""
+    import errno as errnos
+
+    from memvault.vault import fileio
+
+    def no_links(src, dst):
+        raise OSError(errnos.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(fileio.os, "link", no_links)
+    path = layout.root / "daily" / "2026-01-02.md"
+    path.parent.mkdir(parents=True)
+    fileio.atomic_write(path, b"# new\n", fileio.ABSENT)
+    assert path.read_bytes() == b"# new\n"
+    try:
+        fileio.atomic_write(path, b"# again\n", fileio.ABSENT)
+        raise AssertionError("wrote over a note that exists")
+    except fileio.ChangedMeanwhile:
+        pass
+    assert path.read_bytes() == b"# new\n" and not list(path.parent.glob(".*.tmp"))
