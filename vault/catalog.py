@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import logging
 import re
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from memvault.vault.fileio import atomic_write, vault_lock
 from memvault.vault.paths import DAILY_DIR, Layout, daily_notes, make_state_dir
 
 CATALOG_DIR = "catalog"
-log = logging.getLogger("memvault")
 _RETIRED = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md\.(\d{8}T\d{6,12})\.bak$")
 _YEAR = re.compile(r"^[0-9]{4}$")
 _WRITTEN = "catalog.json"  # in the state dir: the SHA-256 of each file as memvault last wrote it
@@ -78,7 +76,9 @@ def years(layout: Layout, days: dict[dt.date, Path] | None = None, warn: bool = 
         if _YEAR.match(path.stem):
             found.add(int(path.stem))
         elif warn:  # `².tsv` is digits to str.isdigit, not a year
-            log.warning("%s: not a year's catalog (YYYY.tsv); skipped", layout.relative(path))
+            import logging  # only to warn: a no-change `index` reads the catalog and imports none of it
+
+            logging.getLogger("memvault").warning("%s: not a year's catalog (YYYY.tsv); skipped", layout.relative(path))
     return sorted(found)
 
 

@@ -8,10 +8,8 @@ dominant line ending and encoding.
 from __future__ import annotations
 
 import codecs
-import ctypes
 import errno
 import hashlib
-import logging
 import os
 import re
 import stat
@@ -19,7 +17,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
@@ -32,7 +32,6 @@ ABSENT = "absent"  # `atomic_write(expect=ABSENT)`: the note must still not exis
 TRIES = 5  # read-modify-write passes before a note that keeps changing under memvault is left alone
 _LEFTOVER = re.compile(r"^\.(.+)\.([0-9]{1,9})\.tmp$")  # `atomic_write`'s temp file: .NAME.PID.tmp
 LEFTOVERS = "leftovers"  # in the trash: temp files of saves that never finished
-log = logging.getLogger("memvault")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -187,9 +186,13 @@ def sweep_leftovers(layout: Layout, folder: Path) -> list[Path]:
             os.rename(source, target)
         except (OSError, PathError):
             continue
-        log.warning("%s: left by a save that never finished (process %s is gone); moved to %s (it may hold an "
-                    "editor's save: compare it with %s)", layout.relative(source), found.group(2),
-                    layout.relative(target), layout.relative(note))  # fmt: skip
+        import logging  # rare: a no-change `index` (which reads the catalog through here) imports none of it
+
+        logging.getLogger("memvault").warning(
+            "%s: left by a save that never finished (process %s is gone); moved to %s (it may hold an editor's "
+            "save: compare it with %s)", layout.relative(source), found.group(2), layout.relative(target),
+            layout.relative(note),
+        )  # fmt: skip
         moved.append(target)
     return moved
 
@@ -206,16 +209,23 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_RENAMEAT2 = getattr(_LIBC, "renameat2", None)
+@cache
+def _renameat2() -> Any:
+    """libc's renameat2, or None; loaded by the first write that needs it, not by every reader of this module."""
+    import ctypes
+
+    return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
 
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False where the system or the
     file system cannot, and the caller falls back to a check just before its rename."""
-    if _RENAMEAT2 is None:
+    import ctypes
+
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    if _RENAMEAT2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
+    if renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
         return True
     code = ctypes.get_errno()
     if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
