@@ -239,36 +239,34 @@ def _put_in_place(tmp: Path, path: Path, expect: str | None) -> None:
     """Rename `tmp` over `path`, only if `path` still holds the bytes memvault read (`expect`, their
     sha256; ABSENT: no file; None: no check). The note is checked right before the rename; with an atomic
     exchange the version displaced is compared again after the swap and swapped back when it was not the
-    one read, so even a save between that check and the rename is not lost."""
+    one read, so even a save between that check and the rename is not lost. On `ChangedMeanwhile`,
+    `atomic_write` removes `tmp` (memvault's version, or after a swap-back the displaced one)."""
     if expect is None:
         os.replace(tmp, path)
         return
+    changed = ChangedMeanwhile(f"{path}: {'created' if expect == ABSENT else 'changed'} while memvault was writing it")
     if expect == ABSENT:
         try:
             os.link(tmp, path)  # fails when the note appeared meanwhile
         except FileExistsError:
-            tmp.unlink(missing_ok=True)
-            raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
+            raise changed from None
         except OSError:  # a file system without hard links (FAT, some network shares): check, then rename
             if os.path.lexists(path):
-                tmp.unlink(missing_ok=True)
-                raise ChangedMeanwhile(f"{path}: created while memvault was writing it") from None
+                raise changed from None
             os.replace(tmp, path)
             return
-        tmp.unlink(missing_ok=True)
+        tmp.unlink()
         return
     if _sha256(path) != expect:  # first the plain check, so a version not yet verified is rarely seen
-        tmp.unlink(missing_ok=True)
-        raise ChangedMeanwhile(f"{path}: changed while memvault was writing it")
+        raise changed
     ours = tmp.stat().st_ino
     if _exchange(tmp, path):
-        if _sha256(tmp) == expect:
-            tmp.unlink()
-            return
-        if path.stat().st_ino == ours:  # theirs back in place (unless a later save already replaced ours)
-            _exchange(tmp, path)
-        tmp.unlink(missing_ok=True)
-        raise ChangedMeanwhile(f"{path}: changed while memvault was writing it")
+        if _sha256(tmp) != expect:
+            if path.stat().st_ino == ours:  # theirs back in place (unless a later save already replaced ours)
+                _exchange(tmp, path)
+            raise changed
+        tmp.unlink()
+        return
     os.replace(tmp, path)
 
 
