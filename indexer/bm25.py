@@ -171,7 +171,7 @@ def _rows(db: sqlite3.Connection, keys: Iterable[_Key]) -> dict[_Key, tuple[byte
     for block, terms in by_block.items():
         out.update({(t, block): (b"", b"") for t in terms})
         query = "SELECT term, slots, tfs FROM postings WHERE block = ? AND term IN ({marks})"
-        out.update(((term, block), (slots, tfs)) for term, slots, tfs in _select_in(db, query, terms, block))
+        out.update(((term, block), (slots, tfs)) for term, slots, tfs in select_in(db, query, terms, block))
     return out
 
 
@@ -184,7 +184,7 @@ def _length_block(blob: bytes | None) -> np.ndarray:
 
 
 def _length_rows(db: sqlite3.Connection, blocks: Iterable[int]) -> list[tuple[int, bytes]]:
-    return list(_select_in(db, "SELECT block, lengths FROM lengths WHERE block IN ({marks})", sorted(blocks)))
+    return list(select_in(db, "SELECT block, lengths FROM lengths WHERE block IN ({marks})", sorted(blocks)))
 
 
 def _set_lengths(db: sqlite3.Connection, lengths: Mapping[int, int]) -> int:
@@ -219,10 +219,10 @@ def _term_ids(db: sqlite3.Connection, terms: Iterable[str]) -> dict[str, int]:
 
 
 def _lookup(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
-    return dict(_select_in(db, "SELECT term, id FROM terms WHERE term IN ({marks})", terms))
+    return dict(select_in(db, "SELECT term, id FROM terms WHERE term IN ({marks})", terms))
 
 
-def _select_in(db: sqlite3.Connection, query: str, values: Sequence[Any], *first: Any) -> Iterator[Any]:
+def select_in(db: sqlite3.Connection, query: str, values: Sequence[Any], *first: Any) -> Iterator[Any]:
     """The rows of `query`, its `IN ({marks})` list bound to `values` 500 at a time (SQLite caps the
     parameters of one statement), after the parameters `first`."""
     for start in range(0, len(values), 500):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memvault.indexer.bm25 import select_in
+
 log = logging.getLogger("memvault")
 CACHE_CAP = 200_000
 _SCHEMA = """
@@ -79,14 +81,9 @@ class EmbedCache:
         out: dict[str, np.ndarray] = {}
         if self.db is None:
             return out
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for content_hash, blob in self.db.execute(
-                f"SELECT content_hash, vector FROM embed_cache WHERE model=? AND content_hash IN ({marks})",
-                [model, *part],
-            ):
-                out[content_hash] = np.frombuffer(blob, dtype=np.float32)
+        sql = "SELECT content_hash, vector FROM embed_cache WHERE model=? AND content_hash IN ({marks})"
+        for content_hash, blob in select_in(self.db, sql, list(hashes), model):
+            out[content_hash] = np.frombuffer(blob, dtype=np.float32)
         if out and touch:
             now = time.time()
             with _transaction(self.db):

@@ -161,6 +161,11 @@ class Manifest:
     def files(self) -> dict[str, FileRow]:
         return {r[0]: FileRow(*r) for r in self.db.execute("SELECT * FROM files")}
 
+    def file_versions(self, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(size, mtime_ns) of these notes as indexed (a search's hit notes: a few, never the vault's)."""
+        sql = "SELECT path, size, mtime_ns FROM files WHERE status = 'indexed' AND path IN ({marks})"
+        return {path: (size, mtime) for path, size, mtime in bm25.select_in(self.db, sql, paths)}
+
     def chunk_ids(self, path: str | None = None) -> list[str]:
         if path is None:
             return [r[0] for r in self.db.execute("SELECT id FROM chunks")]
@@ -297,13 +302,8 @@ class Manifest:
     def get_chunks(self, ids: Sequence[str], text: bool = True) -> dict[str, ChunkRow]:
         """Rows by id; `text=False` leaves the text out (filters and ranking only read the rest)."""
         columns = ROW if text else ROW_BARE
-        out: dict[str, ChunkRow] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for row in self.db.execute(f"SELECT {columns} FROM chunks WHERE id IN ({marks})", part):
-                out[row[0]] = self._chunk(row)
-        return out
+        rows = bm25.select_in(self.db, f"SELECT {columns} FROM chunks WHERE id IN ({{marks}})", list(ids))
+        return {row[0]: self._chunk(row) for row in rows}
 
     def all_chunks(self) -> Iterator[ChunkRow]:
         """Every chunk without its text (a purge rebuilding the vector store reads them all)."""
@@ -317,12 +317,7 @@ class Manifest:
             raise sqlite3.DatabaseError(f"{self.path}: chunk {row[0]} holds unreadable JSON") from None
 
     def ids_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
-        out: dict[int, str] = {}
-        for start in range(0, len(slots), 500):
-            part = list(slots[start : start + 500])
-            marks = ",".join("?" * len(part))
-            out.update(self.db.execute(f"SELECT slot, id FROM chunks WHERE slot IN ({marks})", part).fetchall())
-        return out
+        return dict(bm25.select_in(self.db, "SELECT slot, id FROM chunks WHERE slot IN ({marks})", list(slots)))
 
     def slots_matching(self, flt: FilterSpec) -> np.ndarray:
         """The slots of every chunk the filter admits, sorted: BM25 filters before its cut."""

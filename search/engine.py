@@ -21,11 +21,13 @@ from memvault.indexer.embedders.base import EmbedderError
 from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
 from memvault.indexer.opening import open_index
+from memvault.indexer.rows import ChunkRow
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
 from memvault.search.corrections import follow_corrections
 from memvault.search.dates import DateWords, read_dates
 from memvault.search.fallback import substring_search
+from memvault.search.fresh import Freshness
 from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.mmr import chunk_vectors, mmr
@@ -155,7 +157,8 @@ class Searcher:
         fused, floor, reason = self._floor(fused, found, opts, depth)
         fused = self._diversify(fused, opts, payloads)
         fused = self._corrections(fused, flt, payloads)
-        hits = self._hits(fused, opts, payloads, terms)
+        hits, changed = self._hits(fused, opts, payloads, terms)
+        reason = "; ".join(filter(None, [reason, changed])) or None
         return SearchResult(query, source, reason, hits, terms, floor, dates)
 
     # the stages of `_indexed`, in the order they run -----------------------------------------------
@@ -260,25 +263,32 @@ class Searcher:
 
     def _hits(
         self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any], terms: tuple[str, ...]
-    ) -> list[Hit]:
-        """What the caller gets: at most `per_doc` hits a note and `limit` in all, each with its lines,
-        heading, text and a snippet around the query's words. Only the kept chunks' rows are read; a
-        candidate without a payload or a row is left out."""
+    ) -> tuple[list[Hit], str | None]:
+        """What the caller gets, and what the answer says of it: at most `per_doc` hits a note and `limit`
+        in all, each with its lines, heading, text and a snippet around the query's words. Only the kept
+        chunks' rows are read, and each as its note holds it now (search.fresh): a candidate whose text
+        is no longer in its note, or that has no payload or row, is left out and the next one moves up."""
         assert self.index is not None
-        paths = ((f.chunk_id, payloads[f.chunk_id]["path"] if f.chunk_id in payloads else None) for f in fused)
-        keep = cap_per_doc(((cid, path) for cid, path in paths if path is not None), opts.per_doc, opts.limit)
-        rows = self.index.chunk_rows(keep)
+        fresh = Freshness(self.layout, self.index.manifest)
+        paths = [(f.chunk_id, payloads[f.chunk_id]["path"]) for f in fused if f.chunk_id in payloads]
+        rows: dict[str, ChunkRow] = {}
+        left_out: set[str] = set()
+        while True:
+            keep = cap_per_doc(((cid, path) for cid, path in paths if cid not in left_out), opts.per_doc, opts.limit)
+            new = [cid for cid in keep if cid not in rows]
+            rows.update(fresh.check(self.index.chunk_rows(new)))
+            missing = {cid for cid in new if cid not in rows}
+            if not missing:
+                break
+            left_out |= missing
         by_id = {f.chunk_id: f for f in fused}
         wanted = match_terms(terms)
         hits = []
         for cid in keep:
-            row = rows.get(cid)
-            if row is None:
-                continue
-            f, snippet = by_id[cid], make_snippet(row.text, wanted)
-            hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, f.score, snippet,
-                            f.ranks, f.scores, cid))  # fmt: skip
-        return hits
+            row, f = rows[cid], by_id[cid]
+            hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, f.score,
+                            make_snippet(row.text, wanted), f.ranks, f.scores, cid))  # fmt: skip
+        return hits, fresh.reason()
 
 
 @dataclasses.dataclass(frozen=True)

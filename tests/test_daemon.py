@@ -168,18 +168,32 @@ def test_install_service_writes_but_never_enables(layout, cli, tmp_path):
 
 
 def _indexed_within(layout, seconds: float = 60.0) -> float:
-    """Wait until the daemon has indexed every change on disk (status shows nothing pending); `seconds`
-    only bounds a hang."""
+    """Wait until the daemon has indexed every note as it is on disk: status shows nothing pending and
+    the manifest records each note's current size and mtime (status alone can be idle before the
+    watcher has delivered the last change). `seconds` only bounds a hang."""
     from memvault.daemon.client import ask
+    from memvault.vault.scan import scan_vault
 
     started = time.monotonic()
     while time.monotonic() - started < seconds:
         reply = ask(layout, {"op": "status"})
         status = reply["status"] if reply else None
         if status and status["files_pending"] == 0 and status["queue"] == 0 and not status["vectors"]["waiting"]:
-            return time.monotonic() - started
+            on_disk = {e.rel: (e.size, e.mtime_ns) for e in scan_vault(layout)}
+            if _recorded(layout) == on_disk:
+                return time.monotonic() - started
         time.sleep(0.1)
     raise AssertionError(f"not indexed within {seconds}s")
+
+
+def _recorded(layout) -> dict[str, tuple[int, int]]:
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{layout.state_dir / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
+    try:
+        return {path: (size, mtime) for path, size, mtime in db.execute("SELECT path, size, mtime_ns FROM files")}
+    finally:
+        db.close()
 
 
 @pytest.fixture

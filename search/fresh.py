@@ -1,0 +1,77 @@
+"""No hit shows text its note no longer holds.
+
+The index lags the files: a note saved with no daemon running waits for the next `index`, and a
+daemon sees a save only after its watcher's debounce. Before a hit is shown, its note is compared
+with the version the manifest recorded, by `stat` alone (size and mtime, the reconcile's own first
+test). A note that is gone drops its hits; a note that changed is read and chunked again as the
+indexer would, and a hit stays only if a chunk of the same text is still there, with the lines
+where that text is now. What a hit shows is then always in the file, though the ranking may be a
+version behind until the index catches up.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from memvault.indexer.manifest import Manifest
+from memvault.indexer.rows import ChunkRow
+from memvault.vault.chunking import chunk_note
+from memvault.vault.errors import NoteReadError
+from memvault.vault.fileio import read_note
+from memvault.vault.model import Chunk
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout
+
+
+@dataclass
+class Freshness:
+    """One search's view of its hits' notes: each note looked at once, however many hits it has."""
+
+    layout: Layout
+    manifest: Manifest
+    changed: set[str] = field(default_factory=set)  # notes that are not the version indexed
+    _now: dict[str, dict[str, Chunk] | None] = field(default_factory=dict)  # rel -> current chunks by hash
+
+    def check(self, rows: dict[str, ChunkRow]) -> dict[str, ChunkRow]:
+        """`rows` (by chunk id) as their notes hold them now: rows whose text is gone are left out, the
+        others carry the lines where their text is (a line inserted above moves them)."""
+        self._look(sorted({r.path for r in rows.values()} - self._now.keys()))
+        out: dict[str, ChunkRow] = {}
+        for cid, row in rows.items():
+            now = self._now[row.path]
+            if now is None:  # the note is the version indexed
+                out[cid] = row
+            elif (chunk := now.get(row.content_hash)) is not None:
+                out[cid] = replace(row, start_line=chunk.start_line, end_line=chunk.end_line, heading=chunk.heading)
+        return out
+
+    def _look(self, paths: list[str]) -> None:
+        recorded = self.manifest.file_versions(paths)
+        for rel in paths:
+            try:
+                st = os.stat(self.layout.root / rel)
+            except OSError:
+                st = None
+            if st is not None and recorded.get(rel) == (st.st_size, st.st_mtime_ns):
+                self._now[rel] = None
+                continue
+            self.changed.add(rel)
+            self._now[rel] = {} if st is None else _chunks_now(self.layout, rel)
+
+    def reason(self) -> str | None:
+        """For the answer: how many of the hits' notes changed since they were indexed."""
+        if not self.changed:
+            return None
+        n = len(self.changed)
+        notes = "note has" if n == 1 else "notes have"
+        return f"{n} {notes} changed since the last index: hits were checked against the files"
+
+
+def _chunks_now(layout: Layout, rel: str) -> dict[str, Chunk]:
+    """The note's chunks as the indexer would cut them now, by text hash; none when it cannot be read."""
+    try:
+        text = read_note(layout.root / rel, rel, layout=layout)
+    except NoteReadError:
+        return {}
+    return {c.content_hash: c for c in chunk_note(parse_note(rel, text.text))}
