@@ -166,20 +166,49 @@ def nothing_owed(db: sqlite3.Connection, meta: dict[str, str]) -> bool:
 
 def _same_notes(layout: Layout, known: dict[str, tuple[Any, ...]]) -> int | None:
     """How many notes are recorded as failed, when every note on disk is the version the manifest
-    recorded (same size and mtime, or the same failure) and none is new or gone; else None. The test
-    per note is `indexer.reconcile.Reconciler._check`'s first one: what passes it is neither read nor
-    reported there."""
-    walked = failed = 0
+    recorded and none is new or gone; else None."""
+    changed, failed = _differences(layout, known)
+    return None if changed else failed
+
+
+def changed_notes(layout: Layout) -> list[str] | None:
+    """The notes that are not the version the manifest recorded (new, edited, gone), by the walk alone
+    and with no lock: what a search with no daemon brings in first. Every note when there is no index
+    yet; None when the index owes more than its notes (another format or chunker, a write cut short),
+    which is `memvault index`'s to settle."""
+    manifest = layout.state_dir / "manifest.sqlite"
+    if not manifest.is_file():
+        return [entry.rel for entry in scan_vault(layout)]
+    db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        if (meta.get("schema"), meta.get("chunker"), meta.get("dirty")) != (MANIFEST_SCHEMA, CHUNKER_VERSION, "0"):
+            return None
+        known = {r[0]: r[1:] for r in db.execute("SELECT path, size, mtime_ns, status, error FROM files")}
+    finally:
+        db.close()
+    return _differences(layout, known)[0]
+
+
+def _differences(layout: Layout, known: dict[str, tuple[Any, ...]]) -> tuple[list[str], int]:
+    """The notes on disk that are not the version recorded (a new size or mtime, or another failure),
+    then those recorded that are gone; and how many notes are recorded as failed. The test per note is
+    `indexer.reconcile.Reconciler._check`'s first one: what passes it is neither read nor reported there."""
+    changed: list[str] = []
+    failed = 0
+    seen: set[str] = set()
     for entry in scan_vault(layout):
+        seen.add(entry.rel)
         row = known.get(entry.rel)
         if row is None:
-            return None
+            changed.append(entry.rel)
+            continue
         size, mtime_ns, status, error = row
         if entry.error is not None:
-            if status != "failed" or error != entry.error:
-                return None
-        elif (size, mtime_ns) != (entry.size, entry.mtime_ns) or status not in ("indexed", "failed"):
-            return None
+            same = status == "failed" and error == entry.error
+        else:
+            same = (size, mtime_ns) == (entry.size, entry.mtime_ns) and status in ("indexed", "failed")
+        if not same:
+            changed.append(entry.rel)
         failed += status == "failed"
-        walked += 1
-    return failed if walked == len(known) else None
+    return changed + sorted(known.keys() - seen), failed

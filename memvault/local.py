@@ -1,16 +1,24 @@
 """The runtime of a verb run in this process, when no daemon answers: the index is opened here.
 
-A search keeps the index open read-only for the next query (batch mode and
-host programs ask many); `reindex` releases it first, since a writer needs
-the index lock for itself. Nothing heavy is imported until a verb needs it.
+A search keeps the index open for the next query (batch mode and host
+programs ask many); `reindex` releases it first, since a writer needs the
+index lock for itself. Nothing heavy is imported until a verb needs it.
+
+With no daemon to watch the vault, a search first catches up (`_catch_up`):
+the walk finds the notes saved since the last index by `stat`, and up to
+`CATCH_UP` of them are indexed before the query is ranked, so a note written
+a moment ago is found; more than that is a bulk change (a new vault, a
+`git pull`), left to `memvault index` and said in the answer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
+import time
 from typing import TYPE_CHECKING, Any
 
-from memvault.vault.errors import UsageError
+from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.paths import Layout
 from memvault.verbs.index import Indexed, Reindex
 
@@ -20,6 +28,9 @@ if TYPE_CHECKING:
     from memvault.search.hits import SearchResult
     from memvault.search.options import SearchOptions
 
+CATCH_UP = 50  # notes a search indexes before it answers: a day of saves and edits, never a bulk change
+WALK_EVERY = 1.0  # seconds: a process that asks many queries walks the vault at most this often
+
 
 class LocalRuntime:
     def __init__(self, layout: Layout, config: IndexConfig | None = None, progress: bool = False) -> None:
@@ -28,6 +39,8 @@ class LocalRuntime:
         self.progress = progress
         self._searcher: Searcher | None = None
         self._settled = False  # the stores were as `indexer.quickcheck.record` noted when search opened them
+        self._owed: set[str] = set()  # notes this process wrote since its last catch-up
+        self._walked = -WALK_EVERY  # when the last catch-up walked the vault (monotonic)
 
     @property
     def config(self) -> IndexConfig:
@@ -40,16 +53,60 @@ class LocalRuntime:
         return self._config
 
     def written(self, paths: list[str]) -> bool:
-        return False  # the next `index`, or a daemon's watcher, picks them up
+        self._owed.update(paths)  # this process's next search indexes them first
+        return False
 
     def search(self, query: str, options: SearchOptions) -> SearchResult:
+        behind = self._catch_up(options.mode)
         if self._searcher is None:
             from memvault.indexer.quickcheck import settled
             from memvault.search.engine import Searcher
 
             self._settled = settled(self.layout)  # then what opening them changes is noted again at close
             self._searcher = Searcher.open(self.layout, self.config)
-        return self._searcher.search(query, options)
+        result = self._searcher.search(query, options)
+        if behind and result.source != "substring":
+            result = dataclasses.replace(result, reason="; ".join(filter(None, [result.reason, behind])))
+        return result
+
+    def _catch_up(self, mode: str) -> str | None:
+        """Index the notes that changed since the last index, when there are few (see the module's
+        docstring); for more, the answer's note. Anything that stops it (another process holds the
+        index, a vault that cannot be written, an index owing a migration) leaves the search to answer
+        as the index is: `search.fresh` still keeps every hit true to its file."""
+        from memvault.indexer.quickcheck import changed_notes
+
+        if mode == "substring" or (not self._owed and time.monotonic() - self._walked < WALK_EVERY):
+            return None
+        try:
+            changed = changed_notes(self.layout)
+        except (OSError, sqlite3.Error, MemvaultError):
+            return None
+        self._walked = time.monotonic()
+        if changed is None or not (changed := sorted(set(changed) | self._owed)):
+            return None
+        if len(changed) > CATCH_UP:
+            return (f"{len(changed)} notes changed since the last index and are not searched yet: "
+                    "`memvault index` brings them in (a daemon keeps up by itself: memvault daemon start)")  # fmt: skip
+        from memvault.indexer.opening import open_index
+        from memvault.indexer.reconcile import reconcile
+        from memvault.search.engine import Searcher
+
+        self.close()  # this process's own searcher holds the index lock
+        built = (self.layout.state_dir / "manifest.sqlite").is_file()  # then keep it as it was built
+        config = dataclasses.replace(self.config, embedder=None, tokenizer=None, qdrant_url=None) if built else None
+        try:
+            index = open_index(self.layout, config or self.config)
+        except (OSError, sqlite3.Error, MemvaultError):
+            return None
+        try:
+            reconcile(index, changed, embed=mode != "bm25")
+        except (OSError, sqlite3.Error, MemvaultError):
+            index.close()
+            return None
+        self._owed.clear()
+        self._searcher = Searcher(self.layout, index)
+        return None
 
     def reindex(self, request: Reindex) -> Indexed:
         from memvault.indexer.opening import open_index

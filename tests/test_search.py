@@ -115,11 +115,16 @@ def _assert_fallback(cli, why: str):
 
 
 def test_fallback_when_index_deleted(indexed, cli):
+    """A search indexes a few changed notes first (tests/test_fresh_reads.py), a whole vault never."""
     import shutil
 
+    from memvault.local import CATCH_UP
+
     shutil.rmtree(indexed.state_dir)
+    for i in range(CATCH_UP):
+        (indexed.root / "projects" / f"p{i}.md").write_text(f"# P{i}\n\nproject {i}\n", encoding="utf-8")
     _assert_fallback(cli, "no index yet")
-    assert not indexed.state_dir.exists()  # searching never creates or repairs an index
+    assert not indexed.state_dir.exists()
 
 
 def test_fallback_when_manifest_truncated(indexed, cli):
