@@ -122,3 +122,25 @@ def test_html_comments_are_dropped_and_lines_kept():
     (chunk,) = _chunks(text)
     assert chunk.text == "# T\n\n- turn one\n\n- turn two"
     assert (chunk.start_line, chunk.end_line) == (1, 6)
+
+
+def test_a_daily_notes_overview_counters_are_not_chunked():
+    """ "- Completed tasks: 0" came back as a hit and in `context` (issue 26); what a person wrote under
+    the overview still is found, and a counter-like line elsewhere is text like any other."""
+    import datetime as dt
+
+    from memvault.vault.templates import daily_template
+
+    for lang in ("en", "zh"):
+        last = "- Discoveries: 0\n" if lang == "en" else "- 发现：0\n"
+        text = daily_template(dt.date(2026, 1, 2), lang).replace(last, last + "- a quiet day overall\n")
+        text += "- Todos: 3\n"
+        chunks = chunk_note(parse_note("daily/2026-01-02.md", text))
+        texts = "\n".join(c.text for c in chunks)
+        assert "a quiet day overall" in texts and texts.count(": 0") + texts.count("：0") == 0, lang
+        assert chunks[-1].text.endswith("- Todos: 3"), lang
+        first = chunks[0]
+        assert first.heading[-1] in ("Overview", "概览") and "a quiet day overall" in first.text, lang
+        assert "a quiet day overall" in "\n".join(text.splitlines()[first.start_line - 1 : first.end_line])
+    memory = parse_note("notes/tasks.md", "# Tasks\n\n## Overview\n\n- Todos: 0\n")
+    assert [c.text for c in chunk_note(memory)] == ["## Overview\n\n- Todos: 0"]  # not a daily note

@@ -7,7 +7,8 @@ boundaries, with the last small piece of one chunk repeated at the start of
 the next so a fact on a boundary is not cut in half. An entry marked
 `[superseded:: DAY]` is a chunk of its own, so search can rank it below its
 correction without moving the entries around it. A daily note's frontmatter
-summary (`index`) is a chunk too.
+summary (`index`) is a chunk too; its overview counters ("- Todos: 0") are
+bookkeeping, never text to find.
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ from memvault.vault.cjk import CJK_WIDE
 from memvault.vault.days import SUMMARY_KEY, summary_of
 from memvault.vault.entries import MARKER, field_in, item_end
 from memvault.vault.model import Chunk, Note
-from memvault.vault.sections import iter_headings, outside_fences
+from memvault.vault.sections import HEADING, iter_headings, outside_fences
+from memvault.vault.templates import COUNTER, OVERVIEW
 
-VERSION = "c4"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c5"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 
 _WORD = re.compile(r"[^\W_]+|[^\w\s]")
 _LONG_WORD = re.compile(r"[^\W_]{8,}")  # the words of _WORD that count more than once
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_OVERVIEWS = set(OVERVIEW.values())
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;.])\s*")
 
 
@@ -206,11 +209,24 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _drop_counters(lines: list[str]) -> None:
+    """Blank the counter lines of a daily note's overview section (in place, so lines still match the
+    file); whatever else a person wrote there stays."""
+    overview = False
+    for i, line in outside_fences(lines):
+        if (heading := HEADING.match(line)) is not None:
+            overview = (heading.group(2) or "").strip() in _OVERVIEWS
+        elif overview and COUNTER.match(line):
+            lines[i] = ""
+
+
 def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_TOKENS) -> list[Chunk]:
     """Split a note into chunks whose line ranges are 1-based, inclusive, in file lines."""
     # HTML comments are invisible when rendered: drop them, keeping their newlines so lines still match
     body = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), note.body)
     lines = [line.rstrip() for line in body.split("\n")]
+    if note.kind == "daily":
+        _drop_counters(lines)
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
     summary = summary_of(note)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 LANGS = ("zh", "en")
 
@@ -26,6 +27,9 @@ DAILY_SECTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "discovery": {"zh": ("重要发现", "发现"), "en": ("Discoveries", "Discoveries")},
 }
 OVERVIEW = {"zh": "概览", "en": "Overview"}
+# a counter line of a daily note's overview, as the template writes it and `daily._bump_counter` counts
+_LABELS = "|".join(re.escape(spec[lang][1]) for spec in DAILY_SECTIONS.values() for lang in LANGS)
+COUNTER = re.compile(rf"^- (?:{_LABELS})\s*[:：]\s*\d+\s*$")
 
 
 def memory_template(lang: str) -> str:
