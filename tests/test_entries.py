@@ -294,3 +294,27 @@ def test_a_multi_line_entry_with_heading_or_fence_lines_stays_one_entry(layout, 
     sections = [line.rsplit(None, 1) for line in cli("sections").stdout.splitlines()]
     assert [(title.strip(), count) for title, count in sections][2:4] == [("Solutions", "2"),
                                                                           ("Technical Discoveries", "0")]
+
+
+def test_a_key_matches_as_typed_then_folded_and_a_hit_source_names_its_entry(layout, cli):
+    """Seed 002's rule (as typed, then lower case with spaces as `_`), and one locator across verbs:
+    the `PATH#Lx-Ly` a search hit prints is taken by forget and correct like `PATH:LINE` (issue 26)."""
+    (layout.root / "MEMORY.md").write_text(
+        "# Long-term Memory\n\n## Configuration\n\n- Ruff runs with rule E501 off [key:: ruff-rule]\n"
+        "- Deploys go out on Fridays [key:: deploy_day]\n\n## Solutions\n\n- Pin the jieba version\n",
+        encoding="utf-8",
+    )
+    listed = json.loads(cli("list", "--key", "RUFF-RULE", "--json").stdout)["entries"]
+    assert [e["key"] for e in listed] == ["ruff-rule"]
+    fixed = cli("correct", "Deploy Day", "Deploys go out on Thursdays")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "[superseded::" in (layout.root / "MEMORY.md").read_text(encoding="utf-8").splitlines()[5]
+    assert cli("index").returncode == 0
+    hit = json.loads(cli("search", "--json", "jieba version", "--mode", "bm25").stdout)["hits"][0]
+    where = f"{hit['path']}#L{hit['start_line']}-L{hit['end_line']}"
+    assert cli("forget", where).returncode == 0
+    assert "jieba" not in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    both = cli("forget", "MEMORY.md#L5-L6")  # a range over two entries names neither
+    assert both.returncode != 0 and "2 entries match MEMORY.md#L5-L6" in both.stderr
+    assert cli("forget", "RUFF-RULE").returncode == 0
+    assert "ruff-rule" not in (layout.root / "MEMORY.md").read_text(encoding="utf-8")

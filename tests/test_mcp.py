@@ -60,6 +60,7 @@ async def _tools(session: ClientSession) -> None:
     got = _data(await session.call_tool("memory_get", {"path": "MEMORY.md", "start_line": int(start),
                                                        "end_line": int(end)}))  # fmt: skip
     assert "port 6543" in got["text"] and got["source"] == hit["source"]
+    assert _data(await session.call_tool("memory_get", {"path": hit["source"]})) == got  # the source as the path
     section = _data(await session.call_tool("memory_get", {"path": "memory", "section": "Configuration"}))
     assert section["text"].startswith("## Configuration") and "6543" in section["text"]
     listed = _data(await session.call_tool("memory_list", {"key": "staging-db"}))
@@ -104,7 +105,8 @@ async def _tools(session: ClientSession) -> None:
     assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
     first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))
     assert "7654" in first["hits"][0]["snippet"]  # the correction ranks above the entry it corrects
-    forgot = _data(await session.call_tool("memory_forget", {"key": "staging-db"}))
+    old = next(h for h in first["hits"] if "6543" in h["snippet"])
+    forgot = _data(await session.call_tool("memory_forget", {"where": old["source"]}))  # a hit's source is a place
     assert forgot["removed"].startswith("MEMORY.md:") and forgot["trash_id"]
     trashed = _data(await session.call_tool("memory_trash", {}))["items"]
     assert [t["origin"] for t in trashed if t["id"] == forgot["trash_id"]] == ["MEMORY.md"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from memvault.vault.errors import NoteReadError, UsageError
@@ -223,15 +223,27 @@ def vault_entries(
 
 
 def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
-    """Every entry of the vault that matches all the given filters."""
+    """Every entry of the vault that matches all the given filters (the key as `with_key` matches it)."""
     wanted_tag = tag.lstrip("#") if tag else None
-    return [
+    found = [
         e
         for e in vault_entries(layout, skipped="skipped")
-        if (section is None or e.section == section)
-        and (wanted_tag is None or wanted_tag in e.tags)
-        and (key is None or e.key == key)
+        if (section is None or e.section == section) and (wanted_tag is None or wanted_tag in e.tags)
     ]
+    return found if key is None else with_key(found, key)
+
+
+def fold_key(key: str) -> str:
+    """A key as it is compared on the second try: lower case, spaces as `_` (seed 002's rule)."""
+    return key.strip().lower().replace(" ", "_")
+
+
+def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
+    """The entries whose key is `key` as typed, else as `fold_key` folds both: `RUFF-RULE` or
+    `Ruff Rule` finds `ruff-rule` / `ruff_rule` when no key is spelled exactly so."""
+    entries = [e for e in entries if e.key is not None]
+    exact = [e for e in entries if e.key == key]
+    return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]
 
 
 # saving ---------------------------------------------------------------------

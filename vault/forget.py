@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.vault.entries import Entry, iter_entries, normalise, vault_entries
+from memvault.vault.entries import Entry, iter_entries, normalise, vault_entries, with_key
 from memvault.vault.errors import UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
+from memvault.vault.locator import Place, parse_place
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, inside, is_note_rel
 from memvault.vault.sections import find_sections, insert_in_section
@@ -31,8 +32,6 @@ from memvault.vault.trash import (
     trash_entry,
 )
 
-_WHERE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
-
 
 @dataclass(frozen=True)
 class MovedEntry:
@@ -46,39 +45,43 @@ class MovedEntry:
     elsewhere: tuple[str, ...] = ()  # purge: other entries still holding the text, as PATH:LINE
 
 
-def _matches(entry: Entry, key: str | None, match: str | None, where: tuple[str, int] | None) -> bool:
+def _matches(entry: Entry, key: str | None, match: str | None, where: Place | None) -> bool:
     if where is not None:
-        return entry.path == where[0] and entry.start_line <= where[1] <= entry.end_line
+        return entry.path == where[0] and entry.start_line <= where[2] and where[1] <= entry.end_line
     if match is not None:
         return normalise(match) in normalise(entry.text)
     return entry.key == key
 
 
-def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str | None, tuple[str, int] | None]:
-    """A KEY argument that reads `PATH:LINE` names a place instead."""
+def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str | None, Place | None]:
+    """A KEY argument that reads as a place (`vault.locator`) names the entry that overlaps it instead."""
     if (key is None) == (match is None):
         raise UsageError("name one entry: KEY, PATH:LINE or --match TEXT")
-    found = _WHERE.match(key or "")
-    if found is None:
+    place = parse_place(key or "")
+    if place is None:
         return key, None
-    rel = found["path"].removeprefix("./")
-    if not is_note_rel(rel):
-        raise UsageError(f"{key}: not a note path and line (PATH.md:LINE)")
-    inside(layout, rel)
-    return None, (rel, int(found["line"]))
+    if not is_note_rel(place[0]):
+        raise UsageError(f"{key}: not a note path and line (PATH.md:LINE or PATH.md#L5-L7)")
+    inside(layout, place[0])
+    return None, place
 
 
 def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, Callable[[Entry], bool]]:
-    """The one entry named by key, `PATH:LINE` (given as the key) or a piece of its text, and the
-    test that finds it again under the lock; none, or more than one (candidates named), is refused."""
+    """The one entry named by key (`with_key`), a place (given as the key) or a piece of its text,
+    and the test that finds it again under the lock; none, or more than one (candidates named), is
+    refused."""
     key, where = _selector(layout, key, match)
-    found = [e for e in vault_entries(layout, where[0] if where else None) if _matches(e, key, match, where)]
+    entries = vault_entries(layout, where[0] if where else None)
+    found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, key, match, where)]
     what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
+    if where is not None and where[2] > where[1]:
+        what = f"{where[0]}#L{where[1]}-L{where[2]}"
     if not found:
         raise UsageError(f"no entry with {what}")
     if len(found) > 1:
         places = ", ".join(f"{e.path}:{e.start_line}" for e in found[:10])
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
+    key = found[0].key if key is not None else None  # found again under the lock as it is spelled
     return found[0], lambda e: _matches(e, key, match, where)
 
 

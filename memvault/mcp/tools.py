@@ -154,7 +154,7 @@ class MemoryTools:
     def memory_forget(self, key: str | None = None, match: str | None = None, where: str | None = None,
                       scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
         """Remove one entry, by its `key`, a piece of its text (`match`) or its place (`where`:
-        PATH:LINE). It goes to the trash (a person can restore it); when more than one entry
+        PATH:LINE, or a search hit's `source`). It goes to the trash (a person can restore it); when more than one entry
         matches, nothing is removed and the candidates are named."""
         from memvault.verbs.entries import Forget
 
@@ -165,7 +165,8 @@ class MemoryTools:
                        scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
         """Correct a fact that was wrong or changed, keeping the history: `text` is written to
         today's note pointing at the old entry (named by `key`, a piece of its text `match`, or
-        `where`: PATH:LINE), which is marked superseded. Search then ranks the correction first."""
+        `where`: PATH:LINE or a hit's `source`), which is marked superseded. Search then ranks the
+        correction first."""
         from memvault.verbs.entries import Correct
 
         done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)))

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note
+from memvault.vault.locator import parse_place
 from memvault.vault.paths import note_path, parse_date
 from memvault.vault.sections import find_sections
 from memvault.verbs.runtime import VaultRuntime, WriteRuntime
@@ -134,6 +135,11 @@ GET_CHARS = 20_000
 
 
 def get(rt: VaultRuntime, request: Get) -> Got:
+    """`path` may name its lines too, as a hit's source does (`MEMORY.md#L3-L6`, `daily/….md:12`),
+    when no other lines are asked for."""
+    place = parse_place(request.path) if (request.start_line, request.end_line) == (1, None) else None
+    if place is not None and not (rt.layout.root / request.path).is_file():
+        request = replace(request, path=place[0], start_line=place[1], end_line=place[2])
     path = note_path(rt.layout, request.path)
     rel = rt.layout.relative(path)
     if not path.is_file():
