@@ -43,7 +43,8 @@ def doc_metrics(ranked: Sequence[str], qrels: dict[str, float]) -> dict[str, flo
 
 def span_metrics(hits: Sequence[tuple[str, int, int]], turns: Sequence[tuple[str, int]]) -> dict[str, float]:
     """Metrics for one query whose relevant items are lines (path, line); a hit (path, start, end)
-    is relevant when it covers a relevant line that no earlier hit covered."""
+    is relevant when it covers a relevant line that no earlier hit covered. `lines@10` is what an
+    agent reads for them: the lines of the first ten hits."""
     covered: set[tuple[str, int]] = set()
     gains: list[float] = []
     found_at: list[int] = []
@@ -58,6 +59,7 @@ def span_metrics(hits: Sequence[tuple[str, int, int]], turns: Sequence[tuple[str
         "recall@10": recall(sum(r < 10 for r in found_at), n),
         "recall@100": recall(sum(r < 100 for r in found_at), n),
         "mrr@10": reciprocal_rank(gains, 10),
+        "lines@10": float(sum(end - start + 1 for _, start, end in hits[:10])),
     }
 
 

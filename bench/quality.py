@@ -139,8 +139,8 @@ def main(
 
 def table(report: dict[str, Any]) -> str:
     lines = [
-        "| set | mode | nDCG@10 | R@10 | R@100 | MRR@10 | other language in top 10 | queries |",
-        "|---|---|---|---|---|---|---|---|",
+        "| set | mode | nDCG@10 | R@10 | R@100 | MRR@10 | other language in top 10 | lines@10 | queries |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, data in report["sets"].items():
         for mode, metrics in data["metrics"].items():
@@ -150,8 +150,9 @@ def table(report: dict[str, Any]) -> str:
                     continue
                 set_name = f"{name} {label}".strip()
                 other = f"{m['other@10']:.3f}" if "other@10" in m else ""
+                read = f"{m['lines@10']:.1f}" if "lines@10" in m else ""
                 lines.append(
                     f"| {set_name} | {mode} | {m['ndcg@10']:.3f} | {m['recall@10']:.3f} | {m['recall@100']:.3f} "
-                    f"| {m['mrr@10']:.3f} | {other} | {m['n']} |"
+                    f"| {m['mrr@10']:.3f} | {other} | {read} | {m['n']} |"
                 )
     return "\n".join(lines)

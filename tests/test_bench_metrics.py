@@ -37,6 +37,8 @@ def test_span_metrics_judge_by_line_range():
     dcg = 1 / math.log2(3) + 1 / math.log2(5)
     assert got["ndcg@10"] == pytest.approx(dcg / (1 + 1 / math.log2(3)))
     assert span_metrics([("d/3.md", 1, 100)], turns)["recall@100"] == 0.0
+    assert got["lines@10"] == 4 + 5 + 2 + 1  # what an agent reads for the ten (here four) hits
+    assert span_metrics([("d/1.md", 1, 1)] * 12, turns)["lines@10"] == 10
 
 
 def test_mean():
