@@ -30,12 +30,13 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
         "kind": note.kind,
         "date": iso_day(note.date) if note.date else None,
         "section": chunk.section,
-        "tags": list(note.tags),
+        "tags": list(dict.fromkeys([*note.tags, *chunk.tags])),  # an entry's own #tags with its note's
         "start_line": chunk.start_line,
         "end_line": chunk.end_line,
         "content_hash": chunk.content_hash,
         "script": script_of(chunk.text),
-        **({"superseded": chunk.superseded} if chunk.superseded else {}),
+        "unit": chunk.unit,
+        **{k: v for k, v in (("superseded", chunk.superseded), ("key", chunk.key), ("corrects", chunk.corrects)) if v},
     }
 
 

@@ -215,7 +215,7 @@ class Index:
         assert self.tokenizer is not None
         with self.manifest.transaction():  # the batch commits once: a commit per note cost a third of the pass
             for f in batch:
-                tokens = [dict(Counter(self.tokenizer(c.text))) for c in f.chunks]
+                tokens = [dict(Counter(self.tokenizer(c.bm25_text))) for c in f.chunks]
                 embedded = [c.content_hash in have for c in f.chunks]
                 self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, embedded)
                 crash_point("mid-manifest")
@@ -234,7 +234,7 @@ class Index:
     def embed_texts(self, rows: Sequence[ChunkRow], have: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The model's vectors for the rows `have` lacks, by content hash. It touches no store, so a
         daemon runs it without holding its lock."""
-        text_of = {r.content_hash: r.text for r in rows if r.content_hash not in have}
+        text_of = {r.content_hash: r.vector_text for r in rows if r.content_hash not in have}
         if not text_of:
             return {}
         return dict(zip(text_of, self.embedder.embed_passages(list(text_of.values())), strict=True))

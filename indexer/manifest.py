@@ -27,13 +27,13 @@ from memvault.indexer.embed_cache import scrub as scrub_db
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row
 from memvault.indexer.vectors import StoreError
-from memvault.vault.model import Chunk
+from memvault.vault.model import Chunk, bm25_text
 
 log = logging.getLogger("memvault")
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18), "3" kept a
 # row per posting
-OLDER = ("1", "2", "3")
+OLDER = ("1", "2", "3", "4")
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
 _SCHEMA = """
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
     section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
-    terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL);
+    terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL,
+    unit TEXT NOT NULL, context TEXT NOT NULL, near TEXT NOT NULL, key TEXT, corrects TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
@@ -193,7 +194,7 @@ class Manifest:
                 packed, added = bm25.add(self.db, docs)
                 touched |= added
                 rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
-                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                     (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),
@@ -255,9 +256,11 @@ class Manifest:
         """Cut every stored chunk text again with another tokenizer and rebuild the postings."""
         try:
             with self.transaction():
-                rows = self.db.execute("SELECT slot, text FROM chunks").fetchall()
+                rows = self.db.execute("SELECT slot, unit, context, near, text FROM chunks").fetchall()
                 bm25.clear(self.db)
-                docs = [bm25.Doc(slot, Counter(tokenize(zlib.decompress(text).decode("utf-8")))) for slot, text in rows]
+                texts = ((slot, bm25_text(unit, context, near, zlib.decompress(text).decode("utf-8")))
+                         for slot, unit, context, near, text in rows)  # fmt: skip
+                docs = [bm25.Doc(slot, Counter(tokenize(text))) for slot, text in texts]
                 for start in range(0, len(docs), 1000):
                     part = docs[start : start + 1000]
                     packed, _ = bm25.add(self.db, part)

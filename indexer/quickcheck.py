@@ -36,8 +36,8 @@ from memvault.vault.scan import scan_vault
 # importing the originals costs numpy, frontmatter or the CJK regexes (tests/test_quickcheck.py keeps
 # the copies equal): `indexer.manifest.SCHEMA_VERSION`, `vault.chunking.VERSION`, the versions of
 # `indexer.tokenizer.VARIANTS`, and the embedded store's files as `indexer.vectors.EdgeStore` writes them.
-MANIFEST_SCHEMA = "4"
-CHUNKER_VERSION = "c5"
+MANIFEST_SCHEMA = "5"
+CHUNKER_VERSION = "c6"
 TOKENIZERS = tuple(
     f"t2:{cjk}{stop}{stem}" for cjk in ("search", "lcut") for stop in ("", "+stop") for stem in ("", "+stem")
 )

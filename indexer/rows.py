@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.indexer import bm25
-from memvault.vault.model import Chunk
+from memvault.vault.model import Chunk, vector_text
 
-ROW = "id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script"
-ROW_BARE = ROW.replace("text", "NULL")  # ranking and filters read all but the text
+ROW = ("id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script, "
+       "unit, context, near, key, corrects")  # fmt: skip
+ROW_BARE = ROW.replace(", text,", ", NULL,")  # ranking and filters read all but the text
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,22 @@ class ChunkRow:
     content_hash: str
     text: str
     payload: dict[str, Any]
+    context: str = ""  # an entry's heading path, ranked with it (`vault.model.Chunk`)
+
+    @property
+    def vector_text(self) -> str:
+        return vector_text(self.context, self.text)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ChunkRow:
-        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded, script = row
+        cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded, script = row[:13]
+        unit, context, _, key, corrects = row[13:]
         text = zlib.decompress(packed).decode("utf-8") if packed else ""
+        fields = {"superseded": superseded, "key": key, "corrects": corrects}
         payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
-                   "start_line": start, "end_line": end, "content_hash": content_hash, "script": script,
-                   **({"superseded": superseded} if superseded else {})}  # fmt: skip
-        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload)
+                   "start_line": start, "end_line": end, "content_hash": content_hash, "script": script, "unit": unit,
+                   **{k: v for k, v in fields.items() if v}}  # fmt: skip
+        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload, context)
 
 
 def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded: bool) -> tuple[Any, ...]:
@@ -57,7 +65,7 @@ def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded
     heading = json.dumps(c.heading, ensure_ascii=False)
     return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
             p.get("date"), tags, p.get("superseded"), pack_text(c.text), terms, int(embedded),
-            p["script"])  # fmt: skip
+            p["script"], c.unit, c.context, c.near, c.key, c.corrects)  # fmt: skip
 
 
 def pack_text(text: str) -> bytes:

@@ -1,7 +1,7 @@
 """The newer fact wins: a superseded entry ranks right below the correction that replaced it.
 
 `memvault correct` marks the old entry `[superseded:: DAY]` (a chunk of its own) and writes the
-correction into that day's note (a keyed `remember` into MEMORY.md) with `[corrects:: PATH:LINE]`.
+correction into that day's note (a keyed `remember` into MEMORY.md) with `[corrects:: PATH#ID]`.
 A ranked list that holds the old entry gets the correction just above it: moved up if it ranked
 lower, brought in if it was not there at all (a correction need not share the old entry's words).
 Both stay findable.
@@ -15,20 +15,21 @@ from memvault.indexer.filters import FilterSpec
 from memvault.indexer.index import Index
 from memvault.search.fusion import Fused
 from memvault.vault.correct import correction_notes, nearest_correction
-from memvault.vault.entries import entries_in
+from memvault.vault.entries import entries_in, id_of_unit
 from memvault.vault.paths import Layout
 
 
-def correction_of(index: Index, layout: Layout, payload: dict[str, Any]) -> str | None:
-    """The chunk holding the correction of a superseded chunk: in the notes it may be in, the one
-    pointing at its note, nearest its line."""
+def correction_of(index: Index, layout: Layout, cid: str, payload: dict[str, Any]) -> str | None:
+    """The chunk holding the correction of the superseded chunk `cid`: in the notes it may be in, the
+    one pointing at its entry (`vault.correct.nearest_correction`)."""
     try:
         notes = correction_notes(layout, str(payload["superseded"]))
     except ValueError:
         return None
-    rows = index.chunk_rows([cid for rel in notes for cid in index.chunk_ids(rel)])
-    pairs = ((cid, e) for cid, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
-    return nearest_correction(pairs, payload["path"], payload["start_line"])
+    old = index.chunk_rows([cid]).get(cid)
+    rows = index.chunk_rows([c for rel in notes for c in index.chunk_ids(rel)])
+    pairs = ((c, e) for c, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
+    return nearest_correction(pairs, payload["path"], payload["start_line"], old and id_of_unit(old.text))
 
 
 def follow_corrections(
@@ -42,7 +43,7 @@ def follow_corrections(
         payload = payloads.get(cid) or {}
         if not payload.get("superseded"):
             continue
-        fix = correction_of(index, layout, payload)
+        fix = correction_of(index, layout, cid, payload)
         if fix is not None and fix not in payloads:
             payloads.update(index.payloads([fix]))
         if fix is None or fix not in payloads or (flt is not None and not flt.matches(payloads[fix])):

@@ -36,6 +36,7 @@ from memvault.search.scripts import dense_top
 from memvault.search.snippet import make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share
+from memvault.vault.entries import id_of_unit
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 
@@ -151,7 +152,7 @@ class Searcher:
         found = self._retrieve(query, tokens, opts, depth, flt)
         if found.fallback is not None:
             return self._substring(query, opts, found.fallback, terms)
-        source, fused = self._fuse(found, opts)
+        source, fused = self._fuse(found, opts, depth)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
         fused, floor, reason = self._floor(fused, found, opts, depth)
@@ -196,7 +197,7 @@ class Searcher:
         return _Retrieved(ranked, reason, share)
 
     @staticmethod
-    def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
+    def _fuse(found: _Retrieved, opts: SearchOptions, depth: int) -> tuple[str, list[Fused]]:
         """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused
         as the options say (search.fusion), the dense weight scaled by the share of chunks embedded so
         far; with one, its own list in its own order, its score as the fused score."""
@@ -204,7 +205,7 @@ class Searcher:
             weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
             if opts.fusion == "rrf":
                 return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
-            return "hybrid", convex(found.ranked, weights, opts.fusion)
+            return "hybrid", convex(found.ranked, weights, opts.fusion, depth)
         source, items = next(iter(found.ranked.items()))
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 
@@ -287,7 +288,8 @@ class Searcher:
         for cid in keep:
             row, f = rows[cid], by_id[cid]
             hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, f.score,
-                            make_snippet(row.text, wanted), f.ranks, f.scores, cid))  # fmt: skip
+                            make_snippet(row.text, wanted), f.ranks, f.scores, cid, None,
+                            row.payload.get("unit", "text"), _about(row)))  # fmt: skip
         return hits, fresh.reason()
 
 
@@ -299,6 +301,15 @@ class _Retrieved:
     reason: str | None  # for the answer: a retriever left out, or a dense list still partial
     share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
+
+
+def _about(row: ChunkRow) -> dict[str, Any]:
+    """What a hit says of its unit (`search.hits.ABOUT`), from its row."""
+    p = row.payload
+    about = {"day": (p.get("date") or "")[:10], "tags": p.get("tags"), "superseded": p.get("superseded")}
+    if p.get("unit") == "entry":
+        about.update(entry_id=id_of_unit(row.text), key=p.get("key"), corrects=p.get("corrects"))
+    return {k: v for k, v in about.items() if v}
 
 
 def _filter(opts: SearchOptions, words: DateWords | None, dates: dict[str, Any] | None) -> FilterSpec | None:

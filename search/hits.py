@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MODES = ("hybrid", "bm25", "vector", "substring")
+# what a hit says of its unit, when it has it: an entry's id (its key, else `@` and a hash of its text:
+# every verb that names an entry takes it), key, #tags (its own and its note's), the day it belongs to,
+# and for a superseded entry the day it was corrected, for a correction what it corrects
+ABOUT = ("entry_id", "key", "tags", "day", "superseded", "corrects")
 
 
 @dataclass(frozen=True)
@@ -27,10 +31,14 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     chunk_id: str = ""
     scope: str | None = None  # project or user, when more than one vault was read
+    unit: str = "text"  # entry, text or summary (see `memvault.vault.model.Chunk`)
+    about: dict[str, Any] = field(default_factory=dict)  # ABOUT: what the unit is, from its note and its fields
 
     def to_json(self) -> dict[str, Any]:
         return {
             **({"scope": self.scope} if self.scope else {}),
+            "unit": self.unit,
+            **{k: self.about[k] for k in ABOUT if self.about.get(k) not in (None, [], ())},
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
@@ -47,7 +55,8 @@ class Hit:
     def from_json(cls, h: dict[str, Any]) -> Hit:
         """A hit from its public shape: the same hit, whichever process ranked it."""
         return cls(h["path"], h["start_line"], h["end_line"], tuple(h["heading"]), h.get("text", ""), h["score"],
-                   h["snippet"], h["ranks"], h["scores"], h.get("chunk_id", ""), h.get("scope"))  # fmt: skip
+                   h["snippet"], h["ranks"], h["scores"], h.get("chunk_id", ""), h.get("scope"), h.get("unit", "text"),
+                   {k: h[k] for k in ABOUT if k in h})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,13 @@ HIT_SCHEMA: dict[str, Any] = {
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
         "text": {"type": "string"},  # the whole chunk the snippet is cut from
         "chunk_id": {"type": "string"},  # the index's id of that chunk ("" from the substring fallback)
+        "unit": {"type": "string", "enum": ["entry", "text", "summary"]},
+        "entry_id": {"type": "string"},
+        "key": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "day": {"type": "string"},
+        "superseded": {"type": "string"},
+        "corrects": {"type": "string"},
     },
 }
 RESULT_SCHEMA: dict[str, Any] = {

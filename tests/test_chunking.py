@@ -119,9 +119,28 @@ def test_every_chunk_points_at_lines_that_hold_its_text(lines, rnd: random.Rando
 
 def test_html_comments_are_dropped_and_lines_kept():
     text = "# T\n\n- turn one <!-- dia:D1:1 -->\n<!-- a\nmulti-line comment -->\n- turn two\n"
-    (chunk,) = _chunks(text)
-    assert chunk.text == "# T\n\n- turn one\n\n- turn two"
-    assert (chunk.start_line, chunk.end_line) == (1, 6)
+    one, two = _chunks(text)
+    assert [(c.text, c.start_line, c.end_line) for c in (one, two)] == [("- turn one", 3, 3), ("- turn two", 6, 6)]
+
+
+def test_each_entry_is_a_unit_ranked_with_its_heading_path_and_free_text_is_packed():
+    """The entry is the unit (issue 26): a list item with its continuation and the items nested under
+    it, its heading path as the context it is ranked with; paragraphs, tables and code between the
+    entries are packed as before, and a heading line alone is left to its entries' context."""
+    text = ("# Log\n\n## Trips\n\n- Booked the kayak [key:: kayak] #trip\n  for June\n  - paddles included\n"
+            "- Bought a tent\n\nA paragraph of free text.\n\n```\n- not an entry\n```\n")  # fmt: skip
+    units = _chunks(text)
+    assert [(c.unit, c.start_line, c.end_line) for c in units] == [("entry", 5, 7), ("entry", 8, 8), ("text", 10, 14)]
+    kayak = units[0]
+    assert kayak.text == "- Booked the kayak [key:: kayak] #trip\n  for June\n  - paddles included"
+    assert (kayak.context, kayak.key, kayak.tags) == ("Log > Trips", "kayak", ("trip",))
+    assert kayak.vector_text == "Log > Trips\n" + kayak.text
+    assert kayak.bm25_text == f"Log > Trips\n{kayak.text}\n{kayak.text}"  # its own words count twice
+    tent = units[1]
+    assert tent.vector_text == "Log > Trips\n- Bought a tent"
+    assert tent.bm25_text == f"Log > Trips\n{kayak.text}\n- Bought a tent\n- Bought a tent"  # and the one before
+    assert units[2].vector_text == units[2].bm25_text == units[2].text
+    assert len({c.content_hash for c in units}) == 3
 
 
 def test_a_daily_notes_overview_counters_are_not_chunked():
@@ -143,4 +162,4 @@ def test_a_daily_notes_overview_counters_are_not_chunked():
         assert first.heading[-1] in ("Overview", "概览") and "a quiet day overall" in first.text, lang
         assert "a quiet day overall" in "\n".join(text.splitlines()[first.start_line - 1 : first.end_line])
     memory = parse_note("notes/tasks.md", "# Tasks\n\n## Overview\n\n- Todos: 0\n")
-    assert [c.text for c in chunk_note(memory)] == ["## Overview\n\n- Todos: 0"]  # not a daily note
+    assert [c.text for c in chunk_note(memory)] == ["- Todos: 0"]  # not a daily note

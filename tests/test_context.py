@@ -61,8 +61,9 @@ def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
     assert _context(cli) == stable_only  # stable while nothing changes: a prompt cache keeps hitting
     asked = _context(cli, "which editor, Helix or Emacs, and Vue or TypeScript for front ends?")
     assert asked["tier"] == "dense" and asked["stable"] == stable_only["stable"]
-    sources = [r["source"] for r in asked["recall"]]
-    assert any(s.startswith("MEMORY.md#L") for s in sources) and any(s.startswith("daily/") for s in sources)
+    memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    emacs = next(i for i, line in enumerate(memory, 1) if "Uses Emacs" in line)
+    assert [r["source"] for r in asked["recall"]] == [f"MEMORY.md#L{emacs}-L{emacs}"]  # one entry, not its section
     assert '<memory-context tier="dense">\n[' in asked["text"]
     stable_block, context_block = asked["text"].split("</memory-stable>")
     assert "Uses Emacs" in context_block  # recalled: the chunks holding the core entries below were found

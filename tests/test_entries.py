@@ -118,7 +118,7 @@ def test_list_through_the_daemon(layout, cli):
         saved = ask(layout, update, timeout=60)
         assert saved["ok"] and saved["status"] == "updated" and saved["indexed"], saved
         hits = ask(layout, {"op": "search", "query": "quokka", "mode": "bm25"}, timeout=60)["hits"]
-        assert [h["path"] for h in hits] == ["MEMORY.md"]  # searchable at once: the daemon indexed it
+        assert "quokka" in hits[0]["text"] and {h["path"] for h in hits} == {"MEMORY.md"}  # at once: indexed
         assert not ask(layout, {"op": "search", "query": "Vite builds", "mode": "bm25"}, timeout=60)["hits"]
     finally:
         cli("daemon", "stop")
@@ -180,10 +180,10 @@ def test_a_key_names_one_entry_in_the_whole_vault(layout, cli, cli_process):
     assert cli_process("note", "--key", "lunch", "Lunch at one", env=crash).returncode == -9
     assert cli("note", "--key", "lunch", "Lunch at one").stdout.startswith("already remembered in daily/")
     assert f"- Lunch at noon [key:: lunch] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
-    assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md:6]" in layout.daily_note(today).read_text()
+    assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md#lunch]" in layout.daily_note(today).read_text()
     two = cli("remember", "--type", "preference", "--key", "lunch", "Lunch at two")  # the key is in today's note
     assert two.returncode == 0 and two.stdout.startswith(f"updated the entry with key lunch in daily/{today}.md")
-    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: daily/{past}.md:6\]\n",
+    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: daily/{past}.md#lunch\]\n",
                      layout.daily_note(today).read_text())  # fmt: skip
 
     # a key hand-written on two entries: refused with both named, not a byte written anywhere

@@ -60,6 +60,7 @@ async def _tools(session: ClientSession) -> None:
     got = _data(await session.call_tool("memory_get", {"path": "MEMORY.md", "start_line": int(start),
                                                        "end_line": int(end)}))  # fmt: skip
     assert "port 6543" in got["text"] and got["source"] == hit["source"]
+    assert (hit["unit"], hit["key"], hit["entry_id"]) == ("entry", "staging-db", "staging-db")  # one entry, named
     assert _data(await session.call_tool("memory_get", {"path": hit["source"]})) == got  # the source as the path
     section = _data(await session.call_tool("memory_get", {"path": "memory", "section": "Configuration"}))
     assert section["text"].startswith("## Configuration") and "6543" in section["text"]
@@ -82,6 +83,11 @@ async def _tools(session: ClientSession) -> None:
         )
     )
     assert extracted["path"].startswith("daily/") and extracted["proposals"][0]["kind"] == "decision"
+    liking = {"text": "Likes short commit messages", "tags": ["preference"]}
+    mine = _data(await session.call_tool("memory_save", liking))
+    assert mine["scope"] == "user"  # the save created the user vault mid-session: it is searched from its index
+    liked = _data(await session.call_tool("memory_search", {"query": "short commit messages", "scope": "user"}))
+    assert liked["answered_by"] == "hybrid" and "commit messages" in liked["hits"][0]["snippet"], liked
     page = _data(await session.call_tool("memory_list", {"limit": 1}))
     assert len(page["entries"]) == 1 and page["total"] >= 2 and page["next_offset"] == 1
     rest = _data(await session.call_tool("memory_list", {"offset": page["next_offset"], "limit": 200}))

@@ -1,7 +1,7 @@
 """Correcting an entry. Past days are frozen and the newer fact wins, so a correction is written
 today and the old entry stays where it was, marked:
 
-    daily/2026-12-01.md   - 14:02 Prefers Svelte for front ends #frontend [corrects:: MEMORY.md:8]
+    daily/2026-12-01.md   - 14:02 Prefers Svelte for front ends #frontend [corrects:: MEMORY.md#@5e1f0c9a2b7d]
     MEMORY.md:8           - Prefers Vue 3 for front ends #frontend [superseded:: 2026-12-01]
 
 A person reads the link both ways; the index sees the mark (a superseded entry is a chunk of its
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.vault.daily import append_daily
-from memvault.vault.entries import Entry, check_tag, tags_in, vault_entries
+from memvault.vault.entries import Entry, check_tag, entry_id, tags_in, vault_entries
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.forget import select
@@ -69,7 +69,7 @@ def correct(
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
                          fields=(("corrects", pointer(target)),))  # fmt: skip
     crash_point("before-supersede")
-    line = mark_superseded(layout, target, now.date().isoformat(), saved.path, text)
+    line = mark_superseded(layout, target, now.date().isoformat())
     return Corrected(saved.path, saved.status, layout.root / target.path, line)
 
 
@@ -94,7 +94,7 @@ def correction_of(layout: Layout, entry: Entry) -> Entry | None:
             entries += vault_entries(layout, rel)
         except (UsageError, NoteReadError):
             continue
-    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line)
+    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line, entry_id(entry))
 
 
 def correction_place(layout: Layout, entry: Entry) -> str | None:
@@ -103,11 +103,17 @@ def correction_place(layout: Layout, entry: Entry) -> str | None:
     return f"{found.path}:{found.start_line}" if found else None
 
 
-def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: int) -> T | None:
-    """Of the (thing, entry) pairs, the thing whose entry corrects `path` nearest `line`: a pointer
-    `[corrects:: PATH:LINE]` names the line as it was, and lines move as notes change."""
+def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: int, ident: str | None) -> T | None:
+    """Of the (thing, entry) pairs, the thing whose entry corrects the entry `ident` (its id) of note
+    `path`: by its `PATH#ID` pointer; else, for pointers written before ids (`PATH:LINE`, the line as
+    it was), the one nearest `line`."""
     best: tuple[int, T] | None = None
     for thing, e in candidates:
+        where, _, rest = (e.corrects or "").rpartition("#")
+        if where:
+            if where == path and rest == ident:
+                return thing
+            continue
         where, _, digits = (e.corrects or "").rpartition(":")
         if where == path:
             distance = abs((int(digits) if digits.isdigit() else 0) - line)

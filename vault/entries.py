@@ -7,7 +7,8 @@ in any editor, the way Obsidian writes inline fields and tags:
 
 - the key is an inline field `[key:: NAME]` anywhere in the item;
 - `[superseded:: YYYY-MM-DD]` marks an entry a later one corrected on that day, and
-  `[corrects:: PATH:LINE]` marks the correction, pointing at the entry it corrects;
+  `[corrects:: PATH#ID]` marks the correction, pointing at the entry it corrects by its id (`entry_id`;
+  corrections written before ids point by `PATH:LINE`);
 - a tag is `#word` after a space or at the start (letters of any script,
   digits, `_`, `-`, `/`; not digits alone, so `#1` is not a tag);
 - tags in the note's frontmatter apply to every entry in it;
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import textwrap
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -61,7 +63,7 @@ class Entry:
     tags: tuple[str, ...]
     date: str | None  # the daily note's date, else the day memvault saved it (if it did)
     superseded: str | None = None  # the day a correction replaced it
-    corrects: str | None = None  # for a correction: the `PATH:LINE` of the entry it corrects
+    corrects: str | None = None  # for a correction: the `PATH#ID` (older: `PATH:LINE`) of the entry it corrects
 
     @property
     def summary(self) -> str:
@@ -111,6 +113,18 @@ def clip(text: str, limit: int) -> str:
 def entry_key(text: str) -> str:
     """What identifies an entry across edits elsewhere in its note: its normalised text, hashed."""
     return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:16]
+
+
+def entry_id(entry: Entry) -> str:
+    """An entry's id, the same after edits above it or anywhere else: its key, else `@` and twelve hex
+    of its normalised text (a key never starts with `@`)."""
+    return entry.key or "@" + entry_key(entry.text)[:12]
+
+
+def id_of_unit(text: str) -> str | None:
+    """The id of the entry an entry unit's text (a chunk, a hit) begins with."""
+    found = entries_in(textwrap.dedent(text))
+    return entry_id(found[0]) if found else None
 
 
 def entries_in(text: str) -> list[Entry]:
@@ -239,8 +253,12 @@ def fold_key(key: str) -> str:
 
 
 def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
-    """The entries whose key is `key` as typed, else as `fold_key` folds both: `RUFF-RULE` or
-    `Ruff Rule` finds `ruff-rule` / `ruff_rule` when no key is spelled exactly so."""
+    """The entries a KEY argument names: an id (`entry_id`: `@` and a hash, or `PATH#ID` as a
+    correction points) names one; a key matches as typed, else as `fold_key` folds both (`RUFF-RULE`
+    or `Ruff Rule` finds `ruff-rule` / `ruff_rule` when no key is spelled exactly so)."""
+    path, _, ident = key.rpartition("#")
+    if ident.startswith("@") or (path and path.endswith(".md")):
+        return [e for e in entries if entry_id(e) == ident and path in ("", e.path)]
     entries = [e for e in entries if e.key is not None]
     exact = [e for e in entries if e.key == key]
     return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.vault.entries import Entry, iter_entries, normalise, vault_entries, with_key
+from memvault.vault.entries import Entry, entry_id, iter_entries, normalise, vault_entries, with_key
 from memvault.vault.errors import UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
@@ -45,18 +45,16 @@ class MovedEntry:
     elsewhere: tuple[str, ...] = ()  # purge: other entries still holding the text, as PATH:LINE
 
 
-def _matches(entry: Entry, key: str | None, match: str | None, where: Place | None) -> bool:
+def _matches(entry: Entry, match: str | None, where: Place | None) -> bool:
     if where is not None:
         return entry.path == where[0] and entry.start_line <= where[2] and where[1] <= entry.end_line
-    if match is not None:
-        return normalise(match) in normalise(entry.text)
-    return entry.key == key
+    return match is not None and normalise(match) in normalise(entry.text)
 
 
 def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str | None, Place | None]:
     """A KEY argument that reads as a place (`vault.locator`) names the entry that overlaps it instead."""
     if (key is None) == (match is None):
-        raise UsageError("name one entry: KEY, PATH:LINE or --match TEXT")
+        raise UsageError("name one entry: KEY, its id (@…), PATH:LINE, PATH#L5-L7 or --match TEXT")
     place = parse_place(key or "")
     if place is None:
         return key, None
@@ -72,7 +70,7 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     refused."""
     key, where = _selector(layout, key, match)
     entries = vault_entries(layout, where[0] if where else None)
-    found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, key, match, where)]
+    found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, match, where)]
     what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
     if where is not None and where[2] > where[1]:
         what = f"{where[0]}#L{where[1]}-L{where[2]}"
@@ -81,8 +79,10 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     if len(found) > 1:
         places = ", ".join(f"{e.path}:{e.start_line}" for e in found[:10])
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
-    key = found[0].key if key is not None else None  # found again under the lock as it is spelled
-    return found[0], lambda e: _matches(e, key, match, where)
+    if key is not None:  # found again under the lock by its id: its key as spelled, or its text
+        ident = entry_id(found[0])
+        return found[0], lambda e: entry_id(e) == ident
+    return found[0], lambda e: _matches(e, match, where)
 
 
 def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> MovedEntry:

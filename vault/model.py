@@ -40,11 +40,17 @@ class Note:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A retrievable piece of a note: a heading section or part of one.
+    """A retrievable unit of a note: one entry (`unit` "entry": a list item with what is indented
+    under it), the free text of a section or part of it ("text"), or a day's summary ("summary").
 
     `id` depends only on path, heading path and ordinal within that heading
     path, so edits elsewhere in the file leave it unchanged; `content_hash`
-    keys the embedding cache, so moved text is never embedded twice.
+    keys the embedding cache (it is the hash of `vector_text`, what is
+    embedded), so moved text is never embedded twice. An entry is ranked with
+    its heading path as `context` ("2023-05-25 > Session 2: Caroline and
+    Melanie"), since a turn of a conversation alone rarely says who spoke when,
+    and BM25 reads the entries just before it (`near`) too; what a hit shows
+    and acts on is the entry's own `text`.
     """
 
     id: str
@@ -56,3 +62,31 @@ class Chunk:
     content_hash: str
     section: str = ""  # the enclosing `##` heading (else the `#` one): what filters and MEMORY.md call a section
     superseded: str | None = None  # a superseded entry (a chunk of its own): the day it was corrected
+    unit: str = "text"  # entry | text | summary
+    context: str = ""  # an entry's heading path, ranked with it
+    near: str = ""  # the entries before an entry in its section, which BM25 reads with it
+    key: str | None = None  # an entry's `[key:: …]`
+    corrects: str | None = None  # a correction's `[corrects:: …]` pointer
+    tags: tuple[str, ...] = ()  # an entry's own #tags
+
+    @property
+    def vector_text(self) -> str:
+        return vector_text(self.context, self.text)
+
+    @property
+    def bm25_text(self) -> str:
+        return bm25_text(self.unit, self.context, self.near, self.text)
+
+
+def vector_text(context: str, text: str) -> str:
+    """What a unit is embedded as: its context, then its text."""
+    return f"{context}\n{text}" if context else text
+
+
+def bm25_text(unit: str, context: str, near: str, text: str) -> str:
+    """What BM25 reads of a unit: an entry's context, the entries before it, and its own words twice,
+    so a neighbour that shares the query's words ranks below the entry that says them (LoCoMo, BM25
+    alone: MRR@10 0.432 -> 0.513, recall@10 0.730 -> 0.741; three and four times gained less recall)."""
+    if unit != "entry":
+        return vector_text(context, text)
+    return "\n".join(part for part in (context, near, text, text) if part)

@@ -40,7 +40,7 @@ from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, vault_file
 from memvault.vault.sections import entry_lines, insert_in_section
-from memvault.vault.supersede import mark_superseded, pointer
+from memvault.vault.supersede import mark_superseded, pointer, points_at
 from memvault.vault.trash import trash_entry
 
 
@@ -109,7 +109,7 @@ def save_entry(
     now = now or dt.datetime.now()
     found = _holding(layout, key, now.date().isoformat())
     if len(found) > 1:
-        places = ", ".join(pointer(e) for e in found[:10])
+        places = ", ".join(f"{e.path}:{e.start_line}" for e in found[:10])
         raise UsageError(f"{len(found)} entries hold key {key} ({places}); forget or correct all but one first")
     old = found[0] if found else None
     rel, memory = layout.relative(path), layout.relative(layout.memory_md)
@@ -127,12 +127,12 @@ def save_entry(
     if normalise(old.text) == normalise(entry):
         return SavedEntry(layout.root / old.path, old.section, False, "unchanged")
     if rel not in live:  # a correction is looked for in its day's note or MEMORY.md only
-        raise UsageError(f"key {key} is on {pointer(old)}, which a save never changes; save to today's note "
-                         "or MEMORY.md to mark it superseded")  # fmt: skip
+        raise UsageError(f"key {key} is on {old.path}:{old.start_line}, which a save never changes; save to "
+                         "today's note or MEMORY.md to mark it superseded")  # fmt: skip
     entry = prepare_entry(text, key, tags, (*fields, ("corrects", pointer(old))), saved)
     done = _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
     crash_point("before-supersede")
-    line = mark_superseded(layout, old, now.date().isoformat(), path, text)
+    line = mark_superseded(layout, old, now.date().isoformat())
     return dataclasses.replace(done, status="superseded", superseded=f"{old.path}:{line}")
 
 
@@ -142,9 +142,9 @@ def _holding(layout: Layout, key: str, day: str) -> list[Entry]:
     the older: the mark is finished here, as running `correct` again would."""
     found = [e for e in vault_entries(layout, containing=key) if e.key == key and not e.superseded]
     for newer in list(found):
-        older = next((e for e in found if pointer(e) == newer.corrects), None)
+        older = next((e for e in found if points_at(newer.corrects, e)), None)
         if older is not None and newer in found:
-            mark_superseded(layout, older, day, layout.root / newer.path, newer.text)
+            mark_superseded(layout, older, day)
             found.remove(older)
     return found
 

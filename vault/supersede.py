@@ -1,16 +1,15 @@
 """Marking an entry superseded once the newer fact that replaces it is written: the one step
 `memvault correct` and a keyed save onto a frozen day share, so both leave the same marks.
 
-The new entry is written first, pointing at the old one (`[corrects:: PATH:LINE]`), then the old one
-gets `[superseded:: DAY]`. Killed between the two, both are still whole; running the same command
+The new entry is written first, pointing at the old one (`[corrects:: PATH#ID]`, the old entry's
+`vault.entries.entry_id`, which an edit above it leaves as it is), then the old one gets
+`[superseded:: DAY]`. Killed between the two, both are still whole; running the same command
 again finds the new entry there and only marks.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from memvault.vault.entries import SAVED, Entry, iter_entries, normalise
+from memvault.vault.entries import SAVED, Entry, entry_id, iter_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import TextFile, split_lines, update_note
 from memvault.vault.notes import parse_note
@@ -18,23 +17,26 @@ from memvault.vault.paths import Layout
 
 
 def pointer(entry: Entry) -> str:
-    """How a correction names the entry it corrects: `PATH:LINE`."""
-    return f"{entry.path}:{entry.start_line}"
+    """How a correction names the entry it corrects: its note and id."""
+    return f"{entry.path}#{entry_id(entry)}"
 
 
-def mark_superseded(layout: Layout, target: Entry, day: str, written: Path, text: str) -> int:
-    """Mark `target` superseded on `day`, its correction (`text`) being in the note `written` already;
-    returns its line now. A correction written into the same note above it moves it down a line or
-    more: the correction's pointer follows it."""
-    line = _mark(layout, target, day)
-    if line != target.start_line:
-        _repoint(layout, written, pointer(target), f"{target.path}:{line}", normalise(text))
-    return line
+def points_at(ptr: str | None, entry: Entry) -> bool:
+    """Whether a `corrects` pointer names `entry`: by id (`PATH#ID`), or, as corrections written
+    before ids were, by line (`PATH:LINE`: the line as it was then)."""
+    if not ptr:
+        return False
+    path, _, ident = ptr.rpartition("#")
+    if path:
+        return path == entry.path and ident == entry_id(entry)
+    path, _, line = ptr.rpartition(":")
+    return path == entry.path and line == str(entry.start_line)
 
 
-def _mark(layout: Layout, target: Entry, day: str) -> int:
-    """Add `[superseded:: DAY]` to the entry's first line (found by its text, nearest its old line:
-    a correction written into the same note may have moved it); returns its line."""
+def mark_superseded(layout: Layout, target: Entry, day: str) -> int:
+    """Mark `target` superseded on `day`, its correction being written already: `[superseded:: DAY]`
+    on the entry's first line (found by its text, nearest its old line: a correction written into the
+    same note may have moved it; its pointer names the entry by id, not line). Returns its line now."""
     rel = target.path
     found: list[int] = []
 
@@ -54,17 +56,3 @@ def _mark(layout: Layout, target: Entry, day: str) -> int:
 
     update_note(layout, layout.root / rel, change)
     return found[0]
-
-
-def _repoint(layout: Layout, path: Path, old: str, new: str, text: str) -> None:
-    rel = layout.relative(path)
-
-    def change(current: TextFile | None) -> str:
-        assert current is not None
-        entries = iter_entries(parse_note(rel, current.text))
-        entry = next(e for e in entries if e.corrects == old and normalise(e.text).startswith(text))
-        lines = split_lines(current.text)
-        lines[entry.start_line - 1] = lines[entry.start_line - 1].replace(f"[corrects:: {old}]", f"[corrects:: {new}]")
-        return "".join(lines)
-
-    update_note(layout, path, change)

@@ -98,7 +98,7 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
     words = list(args.args)
     what = None if args.match is not None else (words.pop(0) if words else None)
     if what is None and args.match is None:
-        raise UsageError("name the entry to correct: KEY, PATH:LINE or --match TEXT, then the new text")
+        raise UsageError("name the entry to correct: KEY, ID, PATH:LINE or --match TEXT, then the new text")
     if len(words) > 1:
         raise UsageError("give the new text as one argument (quote it), or on stdin")
     from memvault.verbs.entries import Correct
@@ -166,15 +166,15 @@ def add_entry_commands(add: Add) -> None:
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
     p.add_argument("--unused-since", metavar="DATE", help="only entries no daemon-served search returned since")
 
-    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, PATH:LINE or --match TEXT")
-    p.add_argument("what", nargs="?", help="the entry's key, or PATH:LINE")
+    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, ID, PATH:LINE or --match TEXT")
+    p.add_argument("what", nargs="?", help="the entry's key, its id (a hit's entry_id), or PATH:LINE / PATH#L5-L7")
     p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
     p.add_argument("--purge", action="store_true", help="for a secret: keep no copy, in the trash or the index")
     p.add_argument("--scope", choices=SCOPES, help=ONE_SCOPE)
 
     p = add("correct", cmd_correct, "correct an entry: the new text goes to today's note, the old is marked superseded")
     p.add_argument(
-        "args", nargs="*", metavar="OLD NEW_TEXT", help="the old entry (KEY or PATH:LINE), then the new text"
+        "args", nargs="*", metavar="OLD NEW_TEXT", help="the old entry (KEY, ID or PATH:LINE), then the new text"
     )
     p.add_argument("--match", help="name the old entry by a piece of its text instead")
     p.add_argument("--tag", action="append", help="add #TAG to the correction (the old entry's tags are kept)")

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from memvault.api import Vault
 from memvault.scopes import Scopes
+from memvault.search.hits import ABOUT
 from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
 from memvault.vault.errors import MemvaultError
 from memvault.verbs.notes import Get, Note, Remember
@@ -100,13 +101,16 @@ class MemoryTools:
         notes or MEMORY.md; `min_similarity` (a cosine, about 0.8 for the default model) drops
         weak hits, and `floor.passed == 0` then means nothing relevant is remembered. `decay`: a
         half-life in days for daily-note hits; `mmr`: 0..1, lower gives more varied hits; `dates`:
-        how date words in the query ("last week", "上周") act. Each hit has its `source`
-        (path#Lstart-Lend, for memory_get) and `scope`. At most 50 hits."""
+        how date words in the query ("last week", "上周") act. Each hit is one entry (or a piece of
+        free text: `unit`) with its `source` (path#Lstart-Lend) and `entry_id`, which memory_get,
+        memory_forget and memory_correct take, its `scope`, and its `key`, `tags`, `day`,
+        `superseded` / `corrects` when it has them. At most 50 hits."""
 
         def call() -> dict[str, Any]:
             given = {**options, "limit": min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)}
             result = self.scopes.search_result(Search(query, build_options(**given)), scope)
-            hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope,
+            hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope, "unit": h.unit,
+                     **{k: h.about[k] for k in ABOUT if h.about.get(k)},
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
                     for h in result.hits]  # fmt: skip
             return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor,
@@ -125,7 +129,8 @@ class MemoryTools:
     def memory_get(self, path: str, start_line: int = 1, end_line: int | None = None, section: str | None = None,
                    scope: Scope = "project") -> dict[str, Any]:  # fmt: skip
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
-        day's note), with a line range (1-based, inclusive) or one `##` section. At most 400 lines."""
+        day's note), with a line range (1-based, inclusive) or one `##` section; or a search hit's
+        `source` or `entry_id`, for just those lines. At most 400 lines."""
         got = self._run(lambda: self.scopes.one(scope)[1].run(Get(path, start_line, end_line, section)))
         return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more}
 

@@ -100,7 +100,7 @@ class ListEntries(Request, op="list", reply=Listed):
 
 @dataclass(frozen=True)
 class Forget(Request, op="forget", reply=Moved):
-    """One entry by `key` (or a `PATH:LINE` in its place) or by a piece of its text (`match`);
+    """One entry by `key` (or its id, or a place: `PATH:LINE`, `PATH#L5-L7`) or by a piece of its text (`match`);
     `purge` keeps no copy in the trash or the index."""
 
     key: str | None = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
+from memvault.vault.entries import vault_entries, with_key
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note
 from memvault.vault.locator import parse_place
@@ -136,9 +137,15 @@ GET_CHARS = 20_000
 
 def get(rt: VaultRuntime, request: Get) -> Got:
     """`path` may name its lines too, as a hit's source does (`MEMORY.md#L3-L6`, `daily/….md:12`),
-    when no other lines are asked for."""
-    place = parse_place(request.path) if (request.start_line, request.end_line) == (1, None) else None
-    if place is not None and not (rt.layout.root / request.path).is_file():
+    when no other lines are asked for, or an entry by its id (`@…`, `PATH#ID`): its lines."""
+    asked = request.path
+    place = parse_place(asked) if (request.start_line, request.end_line) == (1, None) else None
+    if place is None and (asked.startswith("@") or ".md#" in asked):  # an entry's id, as a hit carries it
+        found = with_key(vault_entries(rt.layout), asked)
+        if len(found) != 1:
+            raise UsageError(f"{asked}: {'no entry has this id' if not found else 'more than one entry has this id'}")
+        place = (found[0].path, found[0].start_line, found[0].end_line)
+    if place is not None and not (rt.layout.root / asked).is_file():
         request = replace(request, path=place[0], start_line=place[1], end_line=place[2])
     path = note_path(rt.layout, request.path)
     rel = rt.layout.relative(path)
