@@ -171,11 +171,11 @@ def _same_notes(layout: Layout, known: dict[str, tuple[Any, ...]]) -> int | None
     return None if changed else failed
 
 
-def changed_notes(layout: Layout) -> list[str] | None:
+def changed_notes(layout: Layout, most: int | None = None) -> list[str] | None:
     """The notes that are not the version the manifest recorded (new, edited, gone), by the walk alone
     and with no lock: what a search with no daemon brings in first. Every note when there is no index
     yet; None when the index owes more than its notes (another format or chunker, a write cut short),
-    which is `memvault index`'s to settle."""
+    which is `memvault index`'s to settle, or when it records more than `most` notes (not walked)."""
     manifest = layout.state_dir / "manifest.sqlite"
     if not manifest.is_file():
         return [entry.rel for entry in scan_vault(layout)]
@@ -183,6 +183,8 @@ def changed_notes(layout: Layout) -> list[str] | None:
     try:
         meta = dict(db.execute("SELECT key, value FROM meta"))
         if (meta.get("schema"), meta.get("chunker"), meta.get("dirty")) != (MANIFEST_SCHEMA, CHUNKER_VERSION, "0"):
+            return None
+        if most is not None and db.execute("SELECT COUNT(*) FROM files").fetchone()[0] > most:
             return None
         known = {r[0]: r[1:] for r in db.execute("SELECT path, size, mtime_ns, status, error FROM files")}
     finally:

@@ -152,7 +152,7 @@ class Searcher:
         found = self._retrieve(query, tokens, opts, depth, flt)
         if found.fallback is not None:
             return self._substring(query, opts, found.fallback, terms)
-        source, fused = self._fuse(found, opts, depth)
+        source, fused = self._fuse(found, opts)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
         fused, floor, reason = self._floor(fused, found, opts, depth)
@@ -197,7 +197,7 @@ class Searcher:
         return _Retrieved(ranked, reason, share)
 
     @staticmethod
-    def _fuse(found: _Retrieved, opts: SearchOptions, depth: int) -> tuple[str, list[Fused]]:
+    def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
         """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused
         as the options say (search.fusion), the dense weight scaled by the share of chunks embedded so
         far; with one, its own list in its own order, its score as the fused score."""
@@ -205,7 +205,7 @@ class Searcher:
             weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
             if opts.fusion == "rrf":
                 return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
-            return "hybrid", convex(found.ranked, weights, opts.fusion, depth)
+            return "hybrid", convex(found.ranked, weights, opts.fusion)
         source, items = next(iter(found.ranked.items()))
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 

@@ -39,22 +39,22 @@ def rrf(
     k: int = RRF_K,
 ) -> list[Fused]:
     """Fuse ranked lists of (id, score) into `Fused` candidates, best first."""
-    return _fuse(ranked, weights, lambda _, w, scores: [w / (k + rank) for rank in range(1, len(scores) + 1)])
+    return _fuse(ranked, weights, lambda w, scores: [w / (k + rank) for rank in range(1, len(scores) + 1)])
 
 
 def _fuse(
     ranked: Mapping[str, Sequence[tuple[str, float]]],
     weights: Mapping[str, float],
-    terms: Callable[[str, float, list[float]], list[float]],
+    terms: Callable[[float, list[float]], list[float]],
 ) -> list[Fused]:
-    """The sum over retrievers of what `terms` makes of each one's name, weight and list (a chunk a
+    """The sum over retrievers of what `terms` makes of each one's weight and list (a chunk a
     retriever did not keep adds nothing), best first; ties go to the better rank, then the id."""
     fused: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     scores: dict[str, dict[str, float]] = {}
     for source, items in ranked.items():
         weight = weights.get(source, 1.0)
-        values = terms(source, weight, [score for _, score in items]) if items else []
+        values = terms(weight, [score for _, score in items]) if items else []
         for rank, ((item_id, score), term) in enumerate(zip(items, values, strict=True), start=1):
             fused[item_id] = fused.get(item_id, 0.0) + term
             ranks.setdefault(item_id, {})[source] = rank
@@ -69,15 +69,10 @@ def _minmax(values: Sequence[float]) -> list[float]:
     return [(v - low) / (high - low) if high > low else 1.0 for v in values]
 
 
-def _zscore(values: Sequence[float], depth: int = 0) -> list[float]:
+def _zscore(values: Sequence[float]) -> list[float]:
     """Standard scores over the retriever's own list, counted from its last (a chunk it did not keep
     scores as the last): ranked as z-scores are, and never below 0, so the date boost and decay can
-    still scale a fused score. A BM25 list shorter than `depth` held every unit that has a word of the
-    query: the others scored 0, and count so (before, the one unit of a one-unit list scored 1.0
-    whatever its lead, and the dense list's near-misses outranked it)."""
-    if len(values) < depth:  # counted from 0, or from its last when that is below (BM25Okapi's IDF can be)
-        low, spread = min(0.0, *values), statistics.pstdev([*values, *[0.0] * (depth - len(values))]) or 1.0
-        return [(v - low) / spread for v in values]
+    still scale a fused score."""
     if len(values) < 2:
         return [1.0] * len(values)
     low, spread = min(values), statistics.pstdev(values) or 1.0
@@ -88,21 +83,11 @@ NORMALISE = {"minmax": _minmax, "zscore": _zscore}
 
 
 def convex(
-    ranked: Mapping[str, Sequence[tuple[str, float]]],
-    weights: Mapping[str, float] = WEIGHTS,
-    how: str = "zscore",
-    depth: int = 0,
+    ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS, how: str = "zscore"
 ) -> list[Fused]:
     """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`), a
-    chunk a retriever did not keep counting 0 for it; returns what `rrf` returns. `depth` is how long
-    the lists were asked to be (z-scores pad a short BM25 list with the zeros it left out)."""
-
-    def terms(source: str, w: float, scores: list[float]) -> list[float]:
-        if how == "zscore" and source == "bm25":
-            return [w * v for v in _zscore(scores, depth)]
-        return [w * v for v in NORMALISE[how](scores)]
-
-    return _fuse(ranked, weights, terms)
+    chunk a retriever did not keep counting 0 for it; returns what `rrf` returns."""
+    return _fuse(ranked, weights, lambda w, scores: [w * v for v in NORMALISE[how](scores)])
 
 
 def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:

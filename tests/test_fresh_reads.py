@@ -141,3 +141,22 @@ def test_a_host_program_finds_what_it_just_saved(layout):
         assert "kayak trip" in v.search("kayak")[0].text
         v.remember("Prefers aisle seats", type="preference")
         assert "aisle seats" in v.search("aisle seats")[0].text
+
+
+def test_a_big_vault_is_not_walked_but_its_own_saves_are_found(layout, cli, monkeypatch):
+    """Over `WALK_MOST` notes the walk would cost a cold search more than it saves (a daemon keeps such
+    a vault up to date): a note written by hand waits for `index`; the process's own saves do not.
+    The limit is lowered here so the vault can stay small."""
+    from memvault import Vault, local
+
+    monkeypatch.setattr(local, "WALK_MOST", 3)
+    for i in range(4):
+        (layout.root / f"n{i}.md").write_text(f"# N{i}\n\nnote {i}\n", encoding="utf-8")
+    _ok(cli("index"))
+    (layout.root / "by-hand.md").write_text("# By hand\n\nthe canoe club meets on Tuesdays\n", encoding="utf-8")
+    assert _search(cli, "canoe club", "--mode", "bm25")["hits"] == []
+    with Vault(layout.root) as v:
+        v.note("Booked the kayak trip for June")
+        assert "kayak trip" in v.search("kayak")[0].text
+    _ok(cli("index"))
+    assert _search(cli, "canoe club", "--mode", "bm25")["hits"]

