@@ -159,9 +159,12 @@ def nothing_owed(db: sqlite3.Connection, meta: dict[str, str]) -> bool:
     """The manifest owes no work of its own: its schema and chunker are this version's, no write was
     cut short (`dirty`) and no chunk waits for its vector (a daemon stopped before it was through:
     the full pass embeds them). `db` is open read-only."""
-    if (meta.get("schema"), meta.get("chunker"), meta.get("dirty")) != (MANIFEST_SCHEMA, CHUNKER_VERSION, "0"):
-        return False
-    return not db.execute("SELECT 1 FROM chunks WHERE embedded = 0 LIMIT 1").fetchone()
+    return _settled_format(meta) and not db.execute("SELECT 1 FROM chunks WHERE embedded = 0 LIMIT 1").fetchone()
+
+
+def _settled_format(meta: dict[str, str]) -> bool:
+    """The manifest is this version's (schema and chunker) and no write to it was cut short."""
+    return (meta.get("schema"), meta.get("chunker"), meta.get("dirty")) == (MANIFEST_SCHEMA, CHUNKER_VERSION, "0")
 
 
 def _same_notes(layout: Layout, known: dict[str, tuple[Any, ...]]) -> int | None:
@@ -182,7 +185,7 @@ def changed_notes(layout: Layout, most: int | None = None) -> list[str] | None:
     db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta"))
-        if (meta.get("schema"), meta.get("chunker"), meta.get("dirty")) != (MANIFEST_SCHEMA, CHUNKER_VERSION, "0"):
+        if not _settled_format(meta):
             return None
         if most is not None and db.execute("SELECT COUNT(*) FROM files").fetchone()[0] > most:
             return None

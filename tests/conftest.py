@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from memvault.vault.paths import Layout
@@ -224,3 +226,14 @@ def start_daemon(cli: CliRunner, root: Path, *args: str, env: dict[str, str] | N
     assert started.returncode == 0, started.stderr
     status = lambda: (ask(Layout(root), {"op": "status"}, timeout=5.0) or {}).get("status", {})  # noqa: E731
     wait_for(lambda: (now := status()).get("last_full_reconcile") and not now["vectors"]["waiting"])
+
+
+def search_json(cli: CliRunner, *args: str) -> dict:
+    """`memvault search --json ARGS` through `cli`: it succeeded, and its answer has the public shape."""
+    from memvault.search.hits import RESULT_SCHEMA
+
+    result = cli("search", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, RESULT_SCHEMA)
+    return data

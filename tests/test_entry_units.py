@@ -7,9 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import jsonschema
-
-from memvault.search.hits import RESULT_SCHEMA
+from tests.conftest import search_json
 
 DAY = "2026-11-20"
 NOTE = f"""---
@@ -33,11 +31,7 @@ tags: [travel]
 
 
 def _search(cli, *args):
-    result = cli("search", "--json", *args)
-    assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
-    jsonschema.validate(data, RESULT_SCHEMA)
-    return data["hits"]
+    return search_json(cli, *args)["hits"]
 
 
 def _ok(result):

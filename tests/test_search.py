@@ -11,6 +11,7 @@ import pytest
 from memvault import Vault
 from memvault.indexer.opening import open_index
 from memvault.search.hits import RESULT_SCHEMA, SearchResult
+from tests.conftest import search_json
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 架构决策\n\n- 向量存储默认使用嵌入式引擎，启动快、内存占用少。\n"
@@ -34,14 +35,6 @@ def indexed(layout, cli):
     return layout
 
 
-def _search(cli, *args):
-    result = cli("search", "--json", *args)
-    assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
-    jsonschema.validate(data, RESULT_SCHEMA)
-    return data
-
-
 @pytest.mark.parametrize(
     "mode",
     ["bm25", pytest.param("hybrid", marks=pytest.mark.xfail(strict=True, reason=(
@@ -50,7 +43,7 @@ def _search(cli, *args):
         "BM25 alone found (0.912), and a one-unit BM25 list weighs 1.0 in the z-score fusion")))],
 )  # fmt: skip
 def test_chinese_query_finds_chinese_note_through_jieba(indexed, cli, mode):
-    data = _search(cli, "--mode", mode, "嵌入式向量存储")
+    data = search_json(cli, "--mode", mode, "嵌入式向量存储")
     assert data["source"] == mode
     top = data["hits"][0]
     assert (top["path"], top["heading"]) == ("MEMORY.md", ["长期记忆", "架构决策"])
@@ -60,13 +53,13 @@ def test_chinese_query_finds_chinese_note_through_jieba(indexed, cli, mode):
 
 
 def test_mixed_chinese_and_english_query(indexed, cli):
-    data = _search(cli, "爬山 weekend plan")
+    data = search_json(cli, "爬山 weekend plan")
     assert data["hits"][0]["path"] == "daily/2026-10-01.md"
     assert "爬山" in data["hits"][0]["snippet"]
 
 
 def test_snippet_is_centred_on_the_matched_line_not_the_first(indexed, cli):
-    data = _search(cli, "--mode", "bm25", "SQLite manifest server")
+    data = search_json(cli, "--mode", "bm25", "SQLite manifest server")
     hit = data["hits"][0]
     assert "SQLite for the manifest" in hit["snippet"]
     assert hit["start_line"] <= 6 <= hit["end_line"]  # the matched line is inside the hit's range
@@ -75,21 +68,21 @@ def test_snippet_is_centred_on_the_matched_line_not_the_first(indexed, cli):
 
 
 def test_per_doc_cap_and_limit(indexed, cli):
-    uncapped = [h["path"] for h in _search(cli, "tomatoes watering", "--per-doc", "0")["hits"]]
+    uncapped = [h["path"] for h in search_json(cli, "tomatoes watering", "--per-doc", "0")["hits"]]
     assert uncapped.count("projects/garden.md") >= 4
-    capped = [h["path"] for h in _search(cli, "tomatoes watering")["hits"]]
+    capped = [h["path"] for h in search_json(cli, "tomatoes watering")["hits"]]
     assert capped.count("projects/garden.md") == 3
-    assert len(_search(cli, "tomatoes watering", "--per-doc", "0", "--limit", "2")["hits"]) == 2
+    assert len(search_json(cli, "tomatoes watering", "--per-doc", "0", "--limit", "2")["hits"]) == 2
 
 
 def test_filters_kind_tag_path_section(indexed, cli):
-    assert {h["path"] for h in _search(cli, "--kind", "daily", "apples")["hits"]} == {"daily/2026-10-01.md"}
-    assert {h["path"] for h in _search(cli, "--tag", "home", "watering")["hits"]} == {"projects/garden.md"}
-    everywhere = {h["path"] for h in _search(cli, "--mode", "bm25", "向量 tomatoes")["hits"]}
+    assert {h["path"] for h in search_json(cli, "--kind", "daily", "apples")["hits"]} == {"daily/2026-10-01.md"}
+    assert {h["path"] for h in search_json(cli, "--tag", "home", "watering")["hits"]} == {"projects/garden.md"}
+    everywhere = {h["path"] for h in search_json(cli, "--mode", "bm25", "向量 tomatoes")["hits"]}
     assert {"MEMORY.md", "projects/garden.md"} <= everywhere  # so the path filter below has something to cut
-    under = {h["path"] for h in _search(cli, "--mode", "bm25", "--path", "projects/", "向量 tomatoes")["hits"]}
+    under = {h["path"] for h in search_json(cli, "--mode", "bm25", "--path", "projects/", "向量 tomatoes")["hits"]}
     assert under == {"projects/garden.md"}
-    hits = _search(cli, "--section", "用户偏好", "回答")["hits"]
+    hits = search_json(cli, "--section", "用户偏好", "回答")["hits"]
     assert hits and all(h["heading"][-1] == "用户偏好" for h in hits)
 
 
@@ -104,9 +97,9 @@ def test_date_filter_cuts_before_ranking(layout, cli):
         (layout.root / f"daily/2026-03-{day:02}.md").write_text(text, encoding="utf-8")
     assert cli("index").returncode == 0
     for mode in ("bm25", "vector", "hybrid"):
-        hits = _search(cli, "--mode", mode, "budget review", "--from", "2026-03-01", "--to", "2026-03-31")["hits"]
+        hits = search_json(cli, "--mode", mode, "budget review", "--from", "2026-03-01", "--to", "2026-03-31")["hits"]
         assert sorted(h["path"] for h in hits) == [f"daily/2026-03-0{d}.md" for d in (1, 2, 3)], mode
-        unfiltered = _search(cli, "--mode", mode, "budget review")["hits"]
+        unfiltered = search_json(cli, "--mode", mode, "budget review")["hits"]
         assert all(h["path"].startswith("daily/2026-01") for h in unfiltered)
 
 
@@ -140,7 +133,7 @@ def test_fallback_when_manifest_truncated(indexed, cli):
     manifest.write_bytes(manifest.read_bytes()[:100])
     _assert_fallback(cli, "unreadable manifest")
     assert cli("index").returncode == 0  # the writer rebuilds it from the notes
-    assert _search(cli, "爬山")["source"] == "hybrid"
+    assert search_json(cli, "爬山")["source"] == "hybrid"
 
 
 def test_fallback_when_held_by_another_process(indexed, cli_process):
@@ -151,7 +144,7 @@ def test_fallback_when_held_by_another_process(indexed, cli_process):
 def test_substring_mode_scores_memory_above_daily(indexed, cli):
     daily = indexed.root / "daily" / "2026-10-01.md"
     daily.write_text(daily.read_text(encoding="utf-8") + "- 会议纪要写得很简洁。\n", encoding="utf-8")
-    data = _search(cli, "--mode", "substring", "简洁")
+    data = search_json(cli, "--mode", "substring", "简洁")
     assert data["source"] == "substring" and data["reason"] is None
     ranked = [(h["path"], h["scores"]["substring"]) for h in data["hits"]]
     assert ranked == [("MEMORY.md", 0.7), ("daily/2026-10-01.md", 0.5)]  # both match; MEMORY.md first
@@ -237,11 +230,11 @@ def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cl
     model = load_embedder()
     raw = model.embed_passages([*english.values(), chinese]) @ model.embed_query(query)
     assert (raw[:-1] > raw[-1]).sum() > 20  # plain dense retrieval at depth 20 would not see it
-    hits = _search(cli, "--limit", "30", query)["hits"]
+    hits = search_json(cli, "--limit", "30", query)["hits"]
     found = next(h for h in hits if h["path"] == "notes/zh.md")
     assert found["ranks"]["vector"] <= 3
     assert found["scores"]["vector"] == pytest.approx(raw[-1] + SCRIPT_BIAS[model.name]["latin"], abs=0.01)
-    plain = _search(cli, "--mode", "vector", "--limit", "30", query)["hits"]
+    plain = search_json(cli, "--mode", "vector", "--limit", "30", query)["hits"]
     assert "notes/zh.md" not in [h["path"] for h in plain[:20]]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.vault.daily import append_daily
-from memvault.vault.entries import Entry, check_tag, entry_id, tags_in, vault_entries
+from memvault.vault.entries import Entry, check_tag, entry_id, entry_ref, tags_in, vault_entries
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.forget import select
@@ -109,9 +109,8 @@ def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: i
     it was), the one nearest `line`."""
     best: tuple[int, T] | None = None
     for thing, e in candidates:
-        where, _, rest = (e.corrects or "").rpartition("#")
-        if where:
-            if where == path and rest == ident:
+        if (ref := entry_ref(e.corrects or "")) is not None:
+            if ref == (path, ident):
                 return thing
             continue
         where, _, digits = (e.corrects or "").rpartition(":")

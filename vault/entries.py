@@ -32,7 +32,7 @@ from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import read_note, split_lines
 from memvault.vault.model import Note
 from memvault.vault.notes import parse_note
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, is_note_rel
 from memvault.vault.scan import scan_vault
 from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences
 from memvault.vault.templates import OVERVIEW
@@ -119,6 +119,13 @@ def entry_id(entry: Entry) -> str:
     """An entry's id, the same after edits above it or anywhere else: its key, else `@` and twelve hex
     of its normalised text (a key never starts with `@`)."""
     return entry.key or "@" + entry_key(entry.text)[:12]
+
+
+def entry_ref(ref: str) -> tuple[str, str] | None:
+    """(note or "", id) when `ref` names an entry by its id: `@…`, or `NOTE#ID` as a correction's
+    pointer does (any note, `.markdown` too); None for anything else (a key, a place)."""
+    path, _, ident = ref.rpartition("#")
+    return (path, ident) if ident.startswith("@") or (path and is_note_rel(path)) else None
 
 
 def id_of_unit(text: str) -> str | None:
@@ -256,9 +263,8 @@ def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
     """The entries a KEY argument names: an id (`entry_id`: `@` and a hash, or `PATH#ID` as a
     correction points) names one; a key matches as typed, else as `fold_key` folds both (`RUFF-RULE`
     or `Ruff Rule` finds `ruff-rule` / `ruff_rule` when no key is spelled exactly so)."""
-    path, _, ident = key.rpartition("#")
-    if ident.startswith("@") or (path and path.endswith(".md")):
-        return [e for e in entries if entry_id(e) == ident and path in ("", e.path)]
+    if (ref := entry_ref(key)) is not None:
+        return [e for e in entries if entry_id(e) == ref[1] and ref[0] in ("", e.path)]
     entries = [e for e in entries if e.key is not None]
     exact = [e for e in entries if e.key == key]
     return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]

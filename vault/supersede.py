@@ -9,7 +9,7 @@ again finds the new entry there and only marks.
 
 from __future__ import annotations
 
-from memvault.vault.entries import SAVED, Entry, entry_id, iter_entries
+from memvault.vault.entries import SAVED, Entry, entry_id, entry_ref, iter_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import TextFile, split_lines, update_note
 from memvault.vault.notes import parse_note
@@ -26,9 +26,8 @@ def points_at(ptr: str | None, entry: Entry) -> bool:
     before ids were, by line (`PATH:LINE`: the line as it was then)."""
     if not ptr:
         return False
-    path, _, ident = ptr.rpartition("#")
-    if path:
-        return path == entry.path and ident == entry_id(entry)
+    if (ref := entry_ref(ptr)) is not None:
+        return ref == (entry.path, entry_id(entry))
     path, _, line = ptr.rpartition(":")
     return path == entry.path and line == str(entry.start_line)
 

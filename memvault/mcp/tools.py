@@ -159,8 +159,8 @@ class MemoryTools:
     def memory_forget(self, key: str | None = None, match: str | None = None, where: str | None = None,
                       scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
         """Remove one entry, by its `key`, a piece of its text (`match`) or its place (`where`:
-        PATH:LINE, or a search hit's `source`). It goes to the trash (a person can restore it); when more than one entry
-        matches, nothing is removed and the candidates are named."""
+        PATH:LINE, or a search hit's `source`). It goes to the trash (a person can restore it);
+        when more than one entry matches, nothing is removed and the candidates are named."""
         from memvault.verbs.entries import Forget
 
         moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(where or key, match)))

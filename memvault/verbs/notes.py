@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
-from memvault.vault.entries import vault_entries, with_key
+from memvault.vault.entries import entry_ref, vault_entries, with_key
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note
 from memvault.vault.locator import parse_place
@@ -140,7 +140,7 @@ def get(rt: VaultRuntime, request: Get) -> Got:
     when no other lines are asked for, or an entry by its id (`@…`, `PATH#ID`): its lines."""
     asked = request.path
     place = parse_place(asked) if (request.start_line, request.end_line) == (1, None) else None
-    if place is None and (asked.startswith("@") or ".md#" in asked):  # an entry's id, as a hit carries it
+    if place is None and entry_ref(asked) is not None:  # an entry's id, as a hit carries it
         found = with_key(vault_entries(rt.layout), asked)
         if len(found) != 1:
             raise UsageError(f"{asked}: {'no entry has this id' if not found else 'more than one entry has this id'}")
