@@ -15,7 +15,7 @@ from memvault.indexer.filters import FilterSpec
 from memvault.indexer.index import Index
 from memvault.search.fusion import Fused
 from memvault.vault.correct import correction_notes, nearest_correction
-from memvault.vault.entries import entries_in, id_of_unit
+from memvault.vault.entries import entries_in, ids_of_unit
 from memvault.vault.paths import Layout
 
 
@@ -29,7 +29,7 @@ def correction_of(index: Index, layout: Layout, cid: str, payload: dict[str, Any
     old = index.chunk_rows([cid]).get(cid)
     rows = index.chunk_rows([c for rel in notes for c in index.chunk_ids(rel)])
     pairs = ((c, e) for c, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
-    return nearest_correction(pairs, payload["path"], payload["start_line"], old and id_of_unit(old.text))
+    return nearest_correction(pairs, payload["path"], payload["start_line"], ids_of_unit(old.text) if old else ())
 
 
 def follow_corrections(

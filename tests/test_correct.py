@@ -7,7 +7,7 @@ import datetime as dt
 import json
 
 from memvault.vault.chunking import chunk_note
-from memvault.vault.entries import entry_id, iter_entries
+from memvault.vault.entries import entry_id, iter_entries, version_id
 from memvault.vault.notes import parse_note
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
@@ -55,7 +55,12 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         day = dt.date.today().isoformat()
         assert marked == f"- {OLD} #frontend [key:: frontend-stack] [superseded:: {day}] <!-- saved {day} -->"
         note = (layout.root / today).read_text(encoding="utf-8")
-        assert "Moved to Svelte 5 for new projects #frontend [corrects:: MEMORY.md#frontend-stack]" in note
+        was = next(
+            e for e in iter_entries(parse_note("MEMORY.md", memory.read_text(encoding="utf-8"))) if "Vue" in e.text
+        )
+        ptr = f"MEMORY.md#{version_id(was)}"  # the key is the correction's too: the old version is named by its text
+        assert ptr.startswith("MEMORY.md#@") and ptr != f"MEMORY.md#{entry_id(was)}"
+        assert f"Moved to Svelte 5 for new projects #frontend [key:: frontend-stack] [corrects:: {ptr}]" in note
         for mode in ("bm25", "hybrid", "vector"):  # the old entry's own words: the correction comes first
             hits = _hits(cli, OLD, mode)
             assert hits[0][0] == today and hits[1] == ("MEMORY.md", line, line), (mode, hits)
@@ -63,11 +68,15 @@ def test_correct_ranks_the_correction_above_the_old_entry_and_list_links_them(la
         old = next(e for e in entries if e["path"] == "MEMORY.md")
         new = next(e for e in entries if e["path"] == today)
         assert old["superseded"] == day and old["superseded_by"] == f"{today}:{new['start_line']}"
-        assert new["corrects"] == "MEMORY.md#frontend-stack" and new["key"] is None
+        assert new["corrects"] == ptr and new["key"] == "frontend-stack"
         human = cli("list", "--tag", "frontend").stdout
-        assert f"(superseded {day} by {today}:" in human and "(corrects MEMORY.md#frontend-stack)" in human
-        again = cli("correct", "frontend-stack", "Something else")
+        assert f"(superseded {day} by {today}:" in human and f"(corrects {ptr})" in human
+        again = cli("correct", ptr, "Something else")
         assert again.returncode == 2 and "correct the correction" in again.stderr
+        third = cli("correct", "frontend-stack", "Svelte 5 everywhere")  # the key names the current version
+        assert third.returncode == 0 and third.stdout.startswith(f"corrected {today}:{new['start_line']}"), third
+        rows = json.loads(cli("list", "--json", "--key", "frontend-stack").stdout)["entries"]
+        assert [r["superseded"] is None for r in rows].count(True) == 1 and len(rows) == 3
         # a keyed `remember` supersedes an entry of a past day with a correction in MEMORY.md: ranked the same
         assert "supersedes" in cli("remember", "--type", "preference", "--key", "lunch", "Lunch moved to one").stdout
         hits = _hits(cli, "Lunch at noon with the quokka team", "bm25")
@@ -97,3 +106,24 @@ def test_correct_a_past_day_and_an_entry_of_today_below_the_correction(layout, c
     assert now == before + 1 and lines[now - 1].endswith(f"[superseded:: {dt.date.today().isoformat()}]")
     old = next(e for e in iter_entries(parse_note(today.name, "\n".join(lines))) if "10k" in e.text)
     assert any(t.endswith(f"[corrects:: {today.relative_to(layout.root)}#{entry_id(old)}]") for t in lines)
+
+
+def test_a_correction_keeps_the_key_so_the_next_save_and_forget_name_one_fact(layout, cli):
+    """Issue 27, case 2: `correct KEY` dropped the key, so a later keyed save added a second entry and
+    `forget KEY` found two."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "--key", "deploy-day", "We deploy on Tuesdays").returncode == 0
+    assert cli("correct", "deploy-day", "We deploy on Thursdays").returncode == 0
+    again = cli("correct", "deploy-day", "We deploy on Thursdays")  # the same correction twice: written once
+    assert again.returncode == 0 and "already" in again.stdout, again
+    saved = cli("remember", "--type", "config", "--key", "deploy-day", "We deploy on Fridays")
+    assert saved.returncode == 0 and saved.stdout.startswith("updated the entry with key deploy-day"), saved
+    rows = json.loads(cli("list", "--json", "--key", "deploy-day").stdout)["entries"]
+    current = [r for r in rows if r["superseded"] is None]
+    assert len(current) == 1 and "We deploy on Fridays [key:: deploy-day]" in current[0]["text"], rows
+    assert len(rows) == 2
+    assert all(r["key"] == "deploy-day" for r in rows)
+    gone = cli("forget", "deploy-day")
+    assert gone.returncode == 0, gone.stderr
+    vault_text = "".join(p.read_text(encoding="utf-8") for p in layout.root.rglob("*.md") if ".trash" not in p.parts)
+    assert "Fridays" not in vault_text and "Tuesdays" in vault_text  # the current version went, the old one stays

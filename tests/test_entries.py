@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import re
 
-from memvault.vault.entries import iter_entries, normalise
+from memvault.vault.entries import iter_entries, normalise, version_id
 from memvault.vault.notes import parse_note
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV
@@ -180,10 +180,13 @@ def test_a_key_names_one_entry_in_the_whole_vault(layout, cli, cli_process):
     assert cli_process("note", "--key", "lunch", "Lunch at one", env=crash).returncode == -9
     assert cli("note", "--key", "lunch", "Lunch at one").stdout.startswith("already remembered in daily/")
     assert f"- Lunch at noon [key:: lunch] {mark}\n" in (layout.root / "daily" / f"{past}.md").read_text()
-    assert f"Lunch at one [key:: lunch] [corrects:: daily/{past}.md#lunch]" in layout.daily_note(today).read_text()
+    noon = next(e for e in iter_entries(parse_note("p.md", (layout.root / "daily" / f"{past}.md").read_text()))
+                if e.key == "lunch")  # fmt: skip
+    ptr = f"daily/{past}.md#{version_id(noon)}"  # the version, by its text: the key is the newer entry's too
+    assert f"Lunch at one [key:: lunch] [corrects:: {ptr}]" in layout.daily_note(today).read_text()
     two = cli("remember", "--type", "preference", "--key", "lunch", "Lunch at two")  # the key is in today's note
     assert two.returncode == 0 and two.stdout.startswith(f"updated the entry with key lunch in daily/{today}.md")
-    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: daily/{past}.md#lunch\]\n",
+    assert re.search(rf"\n- \d\d:\d\d Lunch at two \[key:: lunch\] \[corrects:: {re.escape(ptr)}\]\n",
                      layout.daily_note(today).read_text())  # fmt: skip
 
     # a key hand-written on two entries: refused with both named, not a byte written anywhere
@@ -213,6 +216,30 @@ def test_same_text_twice_is_one_entry_and_the_note_is_not_rewritten(layout, cli)
     daily = next((layout.root / "daily").glob("*.md")).read_text(encoding="utf-8")
     assert "Standup at 11 [key:: standup]" in daily and "Standup at 10" not in daily
     assert "- Todos: 1\n" in daily  # added once, then updated: the counter counts entries
+
+
+def test_one_fact_is_one_entry_whatever_tags_or_key_each_save_gave_it(layout, cli):
+    """Issue 27, case 6: the same text saved with a key and a tag, then bare, was two entries, and
+    updating the key left the bare copy (the old fact) in the stable block."""
+    assert cli("init", "--lang", "en").returncode == 0
+    fact = "Prefers Vue 3 for front ends"
+    assert cli("remember", "--type", "preference", "--key", "fe", "--tag", "frontend", fact).returncode == 0
+    memory = layout.root / "MEMORY.md"
+    stat = memory.stat()
+    bare = cli("remember", "--type", "preference", fact)
+    assert bare.returncode == 0 and bare.stdout.startswith("already remembered in MEMORY.md"), bare
+    assert memory.stat().st_mtime_ns == stat.st_mtime_ns  # nothing new: not a byte written
+    more = cli("remember", "--type", "preference", "--tag", "ui", fact.lower())
+    assert more.returncode == 0 and "now has this save's tags" in more.stdout, more
+    lines = [t for t in memory.read_text(encoding="utf-8").splitlines() if "Vue" in t]
+    assert lines == [f"- {fact} #frontend #ui [key:: fe] <!-- saved {dt.date.today().isoformat()} -->"]
+    assert cli("remember", "--type", "preference", "Uses Vim").returncode == 0
+    keyed = cli("remember", "--type", "preference", "--key", "editor", "uses vim")  # the key joins the entry
+    assert keyed.returncode == 0 and "now has this save's tags and key" in keyed.stdout, keyed
+    assert cli("remember", "--type", "preference", "--key", "fe", "Prefers Svelte for front ends").returncode == 0
+    assert cli("remember", "--type", "preference", "--key", "editor", "Uses Helix").returncode == 0
+    stable = cli("context", "what do I use for front ends?").stdout
+    assert "Svelte" in stable and "Vue" not in stable and "Helix" in stable and "Vim" not in stable, stable
 
 
 def test_hostile_keys_and_tags_are_one_line_refusals(layout, cli):

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from memvault.vault.daily import append_daily
-from memvault.vault.entries import Entry, check_tag, entry_id, entry_ref, tags_in, vault_entries
+from memvault.vault.entries import Entry, check_tag, entry_ids, entry_ref, says_same, tags_in, vault_entries
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.forget import select
 from memvault.vault.paths import Layout
-from memvault.vault.supersede import mark_superseded, pointer
+from memvault.vault.supersede import mark_superseded, pointer, points_at
 
 T = TypeVar("T")
 
@@ -62,15 +62,36 @@ def correct(
     already there and only marks."""
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
+    if target.corrects and says_same(target.text, text):  # run again: this correction is the current version
+        return _finish(layout, target, now.date().isoformat())
     if target.superseded:
         raise UsageError(
             f"{target.path}:{target.start_line} was corrected on {target.superseded} already; correct the correction"
         )
+    kept = (("key", target.key),) if target.key else ()  # the newer version of the same fact
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
-                         fields=(("corrects", pointer(target)),))  # fmt: skip
+                         fields=(*kept, ("corrects", pointer(target))))  # fmt: skip
     crash_point("before-supersede")
     line = mark_superseded(layout, target, now.date().isoformat())
     return Corrected(saved.path, saved.status, layout.root / target.path, line)
+
+
+def _finish(layout: Layout, done: Entry, day: str) -> Corrected:
+    """A correction found written already: the entry it corrects is marked, if a run killed before
+    the mark left it current."""
+    ptr = done.corrects or ""
+    ref = entry_ref(ptr)
+    try:
+        entries = list(vault_entries(layout, ref[0] if ref else ptr.rpartition(":")[0]))
+    except (UsageError, NoteReadError):
+        entries = []
+    older = next((e for e in entries if points_at(ptr, e)), None)
+    if older is None:
+        raise UsageError(
+            f"{done.path}:{done.start_line} says that already, and corrects nothing left ({done.corrects})"
+        )
+    line = older.start_line if older.superseded else mark_superseded(layout, older, day)
+    return Corrected(layout.root / done.path, "unchanged", layout.root / older.path, line)
 
 
 def correction_notes(layout: Layout, day: str) -> list[str]:
@@ -94,7 +115,7 @@ def correction_of(layout: Layout, entry: Entry) -> Entry | None:
             entries += vault_entries(layout, rel)
         except (UsageError, NoteReadError):
             continue
-    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line, entry_id(entry))
+    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line, entry_ids(entry))
 
 
 def correction_place(layout: Layout, entry: Entry) -> str | None:
@@ -103,14 +124,16 @@ def correction_place(layout: Layout, entry: Entry) -> str | None:
     return f"{found.path}:{found.start_line}" if found else None
 
 
-def nearest_correction(candidates: Iterable[tuple[T, Entry]], path: str, line: int, ident: str | None) -> T | None:
-    """Of the (thing, entry) pairs, the thing whose entry corrects the entry `ident` (its id) of note
+def nearest_correction(
+    candidates: Iterable[tuple[T, Entry]], path: str, line: int, idents: tuple[str, ...]
+) -> T | None:
+    """Of the (thing, entry) pairs, the thing whose entry corrects the entry `idents` (its ids) of note
     `path`: by its `PATH#ID` pointer; else, for pointers written before ids (`PATH:LINE`, the line as
     it was), the one nearest `line`."""
     best: tuple[int, T] | None = None
     for thing, e in candidates:
         if (ref := entry_ref(e.corrects or "")) is not None:
-            if ref == (path, ident):
+            if ref[0] == path and ref[1] in idents:
                 return thing
             continue
         where, _, digits = (e.corrects or "").rpartition(":")

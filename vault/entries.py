@@ -116,9 +116,21 @@ def entry_key(text: str) -> str:
 
 
 def entry_id(entry: Entry) -> str:
-    """An entry's id, the same after edits above it or anywhere else: its key, else `@` and twelve hex
-    of its normalised text (a key never starts with `@`)."""
-    return entry.key or "@" + entry_key(entry.text)[:12]
+    """An entry's id, the same after edits above it or anywhere else: its key, else `version_id` (a
+    key never starts with `@`)."""
+    return entry.key or version_id(entry)
+
+
+def version_id(entry: Entry) -> str:
+    """`@` and twelve hex of the entry's normalised text: what tells apart the versions of a keyed
+    fact (a correction keeps the key), so it is what a correction points at."""
+    return "@" + entry_key(entry.text)[:12]
+
+
+def entry_ids(entry: Entry) -> tuple[str, ...]:
+    """Every id that names `entry`: its key (pointers written before corrections kept the key named
+    it so) and its version id."""
+    return tuple(dict.fromkeys((entry_id(entry), version_id(entry))))
 
 
 def entry_ref(ref: str) -> tuple[str, str] | None:
@@ -132,6 +144,12 @@ def id_of_unit(text: str) -> str | None:
     """The id of the entry an entry unit's text (a chunk, a hit) begins with."""
     found = entries_in(textwrap.dedent(text))
     return entry_id(found[0]) if found else None
+
+
+def ids_of_unit(text: str) -> tuple[str, ...]:
+    """`entry_ids` of the entry an entry unit's text begins with."""
+    found = entries_in(textwrap.dedent(text))
+    return entry_ids(found[0]) if found else ()
 
 
 def entries_in(text: str) -> list[Entry]:
@@ -260,11 +278,11 @@ def fold_key(key: str) -> str:
 
 
 def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
-    """The entries a KEY argument names: an id (`entry_id`: `@` and a hash, or `PATH#ID` as a
+    """The entries a KEY argument names: an id (`entry_ids`: `@` and a hash, or `PATH#ID` as a
     correction points) names one; a key matches as typed, else as `fold_key` folds both (`RUFF-RULE`
     or `Ruff Rule` finds `ruff-rule` / `ruff_rule` when no key is spelled exactly so)."""
     if (ref := entry_ref(key)) is not None:
-        return [e for e in entries if entry_id(e) == ref[1] and ref[0] in ("", e.path)]
+        return [e for e in entries if ref[1] in entry_ids(e) and ref[0] in ("", e.path)]
     entries = [e for e in entries if e.key is not None]
     exact = [e for e in entries if e.key == key]
     return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]
@@ -312,7 +330,8 @@ def format_entry(
 @dataclass(frozen=True)
 class Placed:
     """What a save did: `added`, `updated` (the entry with its key was replaced in place; `old` is that
-    entry and `old_lines` its lines as they were) or `unchanged` (already there); `section` is where."""
+    entry and `old_lines` its lines as they were), `unchanged` (already there) or `merged` (already
+    there, and given the tags or key the save brought); `section` is where."""
 
     status: str
     section: str
@@ -329,12 +348,11 @@ def place_entry(
     the end of that section (created if missing). Every other byte stays as it was; the new lines
     use the note's line ending."""
     entries = list(iter_entries(parse_note(rel, text)))
-    wanted = normalise(entry)
     lines = entry_lines(entry, prefix)
     old = next((e for e in entries if e.key == key and not e.superseded), None) if key is not None else None
     if old is not None:
-        if normalise(old.text) == wanted:
-            return text, Placed("unchanged", old.section)
+        if says_same(old.text, entry):
+            return _merged(text, old, entry, key)
         split = split_lines(text)
         nested = MARKER.match(split[old.start_line - 1])
         lines = entry_lines(entry, prefix, nested.group(1) if nested else "")  # a nested item stays nested
@@ -342,7 +360,26 @@ def place_entry(
         block = [line + newline for line in lines[:-1]] + [lines[-1] + ending]
         new = "".join([*split[: old.start_line - 1], *block, *split[old.end_line :]])
         return new, Placed("updated", old.section, old, "".join(split[old.start_line - 1 : old.end_line]))
-    if any(e.section == title and normalise(e.text) == wanted for e in entries):
-        return text, Placed("unchanged", title)
+    same = next((e for e in entries if e.section == title and not e.superseded and says_same(e.text, entry)), None)
+    if same is not None:  # one fact is one entry, whatever tags or key each save gave it
+        return _merged(text, same, entry, key if same.key is None else None)
     new, created = insert_in_section(text, title, lines, newline)
     return new, Placed("added", title, created_section=created)
+
+
+def _merged(text: str, old: Entry, entry: str, key: str | None) -> tuple[str, Placed]:
+    """`text` with the entry `old` given the `#tags` of `entry` it lacks, and `key` if it has none:
+    written on its first line before its fields, every other byte as it was."""
+    tags = [t for t in tags_in(entry) if t not in tags_in(old.text)]
+    if not tags and (key is None or old.key is not None):
+        return text, Placed("unchanged", old.section)
+    split = split_lines(text)
+    line = split[old.start_line - 1]
+    body = line.rstrip("\r\n")
+    marks = [m.start() for m in (FIELDS.search(body), SAVED.search(body)) if m]
+    cut = min(marks) if marks else len(body)
+    while cut > 0 and body[cut - 1] in " \t":
+        cut -= 1
+    added = "".join(f" #{t}" for t in tags) + (f" [key:: {key}]" if key and old.key is None else "")
+    split[old.start_line - 1] = body[:cut] + added + body[cut:] + line[len(body) :]
+    return "".join(split), Placed("merged", old.section)

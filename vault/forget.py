@@ -13,7 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.vault.entries import Entry, entry_id, iter_entries, normalise, vault_entries, with_key
+from memvault.vault.entries import (
+    Entry,
+    entry_id,
+    entry_ref,
+    iter_entries,
+    normalise,
+    vault_entries,
+    version_id,
+    with_key,
+)
 from memvault.vault.errors import UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
@@ -21,6 +30,7 @@ from memvault.vault.locator import Place, parse_place
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, inside, is_note_rel
 from memvault.vault.sections import find_sections, insert_in_section
+from memvault.vault.supersede import points_at
 from memvault.vault.trash import (
     Trashed,
     is_item,
@@ -51,6 +61,13 @@ def _matches(entry: Entry, match: str | None, where: Place | None) -> bool:
     return match is not None and normalise(match) in normalise(entry.text)
 
 
+def newest(versions: list[Entry]) -> list[Entry]:
+    """Of the entries holding one key, those a key names: the current versions, if any, and of those
+    the ones no other points at (a correction killed before its mark left the older one current)."""
+    current = [e for e in versions if not e.superseded] or versions
+    return [e for e in current if not any(points_at(o.corrects, e) for o in current if o is not e)] or current
+
+
 def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str | None, Place | None]:
     """A KEY argument that reads as a place (`vault.locator`) names the entry that overlaps it instead."""
     if (key is None) == (match is None):
@@ -71,6 +88,8 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     key, where = _selector(layout, key, match)
     entries = vault_entries(layout, where[0] if where else None)
     found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, match, where)]
+    if key is not None and entry_ref(key) is None:
+        found = newest(found)
     what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
     if where is not None and where[2] > where[1]:
         what = f"{where[0]}#L{where[1]}-L{where[2]}"
@@ -80,8 +99,8 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
         places = ", ".join(f"{e.path}:{e.start_line}" for e in found[:10])
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
     if key is not None:  # found again under the lock by its id: its key as spelled, or its text
-        ident = entry_id(found[0])
-        return found[0], lambda e: entry_id(e) == ident
+        ident = (entry_id(found[0]), version_id(found[0]))
+        return found[0], lambda e: (entry_id(e), version_id(e)) == ident
     return found[0], lambda e: _matches(e, match, where)
 
 

@@ -171,7 +171,7 @@ def _save_in(
             raise UsageError(frozen)
         body = current.text if current else template()
         new, placed = place_entry(body, rel, section_of(body), entry, prefix, current.newline if current else "\n", key)
-        if must_replace and placed.old is None and placed.status != "unchanged":
+        if must_replace and placed.old is None and placed.status not in ("unchanged", "merged"):
             raise UsageError(f"{rel} changed while saving: the entry with key {key} moved; save again")
         if placed.status == "added" and on_add is not None:
             new = on_add(new, placed.section)

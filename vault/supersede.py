@@ -9,7 +9,7 @@ again finds the new entry there and only marks.
 
 from __future__ import annotations
 
-from memvault.vault.entries import SAVED, Entry, entry_id, entry_ref, iter_entries
+from memvault.vault.entries import SAVED, Entry, entry_ids, entry_ref, iter_entries, version_id
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import TextFile, split_lines, update_note
 from memvault.vault.notes import parse_note
@@ -17,8 +17,9 @@ from memvault.vault.paths import Layout
 
 
 def pointer(entry: Entry) -> str:
-    """How a correction names the entry it corrects: its note and id."""
-    return f"{entry.path}#{entry_id(entry)}"
+    """How a correction names the entry it corrects: its note and version id (the correction keeps
+    the key, so the key alone would name both)."""
+    return f"{entry.path}#{version_id(entry)}"
 
 
 def points_at(ptr: str | None, entry: Entry) -> bool:
@@ -27,7 +28,7 @@ def points_at(ptr: str | None, entry: Entry) -> bool:
     if not ptr:
         return False
     if (ref := entry_ref(ptr)) is not None:
-        return ref == (entry.path, entry_id(entry))
+        return ref[0] == entry.path and ref[1] in entry_ids(entry)
     path, _, line = ptr.rpartition(":")
     return path == entry.path and line == str(entry.start_line)
 

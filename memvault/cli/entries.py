@@ -20,6 +20,8 @@ def _saved(done: str, reply: Saved, where: str, key: str | None) -> str:
     """What a save did, in one line."""
     if reply.status == "unchanged":
         return f"already remembered in {where}"
+    if reply.status == "merged":
+        return f"already remembered in {where}; the entry now has this save's tags and key too"
     if reply.status == "updated":
         return f"updated the entry with key {key} in {where}; the old one is in .trash/entries/{reply.trashed}.md"
     if reply.status == "superseded":

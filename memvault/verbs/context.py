@@ -19,6 +19,7 @@ newest daily entries, so the agent sees what happened last.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,16 @@ def _said(line: str, said: list[str]) -> bool:
     return any(says_same(s, fact) for s in said)
 
 
+_BLOCK_TAG = re.compile(r"</?[ \t]*memory-[^<>\n]*>?", re.IGNORECASE)
+
+
+def neutral(text: str) -> str:
+    """`text` with anything that reads as one of the blocks' tags (`</memory-stable>`, `<memory-context
+    tier="dense">`) written with `&lt;`/`&gt;`: a saved entry can never close a block and open a fake
+    one in the prompt (seed 000 cleans memory before injecting it). The JSON keeps the text as it is."""
+    return _BLOCK_TAG.sub(lambda m: m.group(0).replace("<", "&lt;").replace(">", "&gt;"), text)
+
+
 def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
     """The two blocks from each scope's material (`parts`, labelled by scope when more than one),
     their lines within `budget` characters: the stable block takes at most half, recall the rest
@@ -145,8 +156,9 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
     for scope, part in parts:
         section = None
         for entry in part.stable:
-            head = [f"## {entry['section']}" + (f" ({scope})" if label else "")] if entry["section"] != section else []
-            line = f"- {entry['text']}"
+            title = f"## {neutral(entry['section'])}" + (f" ({scope})" if label else "")
+            head = [title] if entry["section"] != section else []
+            line = f"- {neutral(entry['text'])}"
             cost = sum(len(x) + 1 for x in (*head, line))
             if used + cost > budget // 2:
                 break
@@ -166,7 +178,7 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
         text = "\n".join(lines)
         source = f"{item['path']}#L{item['start_line']}-L{item['end_line']}"
         line = f"[{scope}:{source}] " if label else f"[{source}] "
-        line += " ".join(text.split())
+        line += neutral(" ".join(text.split()))
         if len(line) + 1 > room:
             continue
         recall_lines.append(line)

@@ -50,7 +50,7 @@ class Approved(Message):
     indexed: bool = False
 
     def human(self) -> str:
-        done = "already remembered" if self.status == "unchanged" else "remembered"
+        done = "already remembered" if self.status in ("unchanged", "merged") else "remembered"
         return f"{done} in {self.path} § {self.section}; {self.id} is off the review queue"
 
 

@@ -24,7 +24,8 @@ class Saved(Message):
     """What a save did, the same through every door: the note it went to (vault-relative), its
     section ("daily" in a daily note), and `status`: added, updated (the entry with its key replaced,
     the old one kept in the trash as `trashed`), superseded (the entry with its key is on a frozen
-    day: it was marked, at `superseded`, PATH:LINE) or unchanged (already remembered). `indexed`: the
+    day: it was marked, at `superseded`, PATH:LINE), unchanged (already remembered) or merged (already
+    remembered, and given the tags or key this save brought: one fact, one entry). `indexed`: the
     daemon indexed it before replying; `scope`: the vault a routed save went to."""
 
     path: str
