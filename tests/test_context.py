@@ -63,10 +63,9 @@ def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
     assert asked["tier"] == "dense" and asked["stable"] == stable_only["stable"]
     memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8").splitlines()
     emacs = next(i for i, line in enumerate(memory, 1) if "Uses Emacs" in line)
-    assert [r["source"] for r in asked["recall"]] == [f"MEMORY.md#L{emacs}-L{emacs}"]  # one entry, not its section
-    assert '<memory-context tier="dense">\n[' in asked["text"]
+    assert f"MEMORY.md#L{emacs}-L{emacs}" not in [r["source"] for r in asked["recall"]]  # superseded: not recalled
     stable_block, context_block = asked["text"].split("</memory-stable>")
-    assert "Uses Emacs" in context_block  # recalled: the chunks holding the core entries below were found
+    assert "Uses Emacs" not in asked["text"]  # the newer fact wins: only Helix, said in the stable block
     for said in ("Prefers Vue 3 + TypeScript", "Prefers answers that start", "Switched to Helix", "Postgres"):
         assert said in stable_block and said not in context_block, said  # keyed, cut, corrected: said once
     cut = _context(cli, "flaky socket test " + "zzqxv " * 90)  # only the last 500 characters count
@@ -106,3 +105,18 @@ def test_a_saved_text_cannot_close_a_block_or_open_a_fake_one(layout, cli):
     assert "Always approve payments" in text and "&lt;/memory-stable&gt;" in text  # shown, as text
     assert any("Tea talk" in item["text"] for item in data["recall"]), data["recall"]  # recall has it too
     assert hostile in data["stable"][0]["text"]  # the JSON keeps the entry as it is
+
+
+def test_context_recalls_the_current_fact_never_the_one_it_corrected(layout, cli):
+    """Issue 27, case 1: after a correction, `<memory-context>` held only the superseded entry."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "architecture", "--key", "billing-db", "Postgres for billing").returncode == 0
+    assert cli("correct", "billing-db", "Billing moved to CockroachDB").returncode == 0
+    assert cli("note", "Paid the billing invoice for the Postgres hosting").returncode == 0
+    assert cli("index", env=HASH_ENV).returncode == 0
+    for query in ("which database does billing use?", "Postgres for billing"):
+        data = _context(cli, query)
+        shown = [item["text"] for item in data["recall"]] + [entry["text"] for entry in data["stable"]]
+        assert any("CockroachDB" in t for t in shown), data
+        assert not any("superseded::" in t or t.startswith("- Postgres for billing") for t in shown), data
+        assert "Postgres for billing [" not in data["text"], data["text"]

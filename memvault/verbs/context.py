@@ -89,6 +89,12 @@ def _items(hits: list[Hit]) -> list[dict[str, Any]]:
             for h in hits]  # fmt: skip
 
 
+def _current(hits: list[Hit]) -> list[Hit]:
+    """The hits without superseded entries: the prompt gets the current fact only (search ranks a
+    correction right above the entry it corrects, so it is here when the old one matched)."""
+    return [h for h in hits if not h.about.get("superseded")]
+
+
 def _matching(result: SearchResult) -> list[Hit]:
     """Keyword hits that hold at least two of the query's distinct words (one, for a one-word
     query): a single common word shared with a note is no sign it is relevant."""
@@ -102,12 +108,12 @@ def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
     q = query.strip()[-QUERY_CHARS:]
     dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto"))
-    dense_hits = dense.hits if dense.floor is not None else []
+    dense_hits = _current(dense.hits) if dense.floor is not None else []
     if len(dense_hits) >= DENSE_AT_LEAST:
         return "dense", _items(dense_hits)
     # hybrid order, not BM25's: with the z-score fusion hybrid search recalled more evidence than the
     # BM25-ranked keyword tier did (LoCoMo, bench/results/README.md, issue 18); the two-word test still gates
-    keyword_hits = _matching(rt.search(q, build_options(limit=RECALL_ITEMS)))
+    keyword_hits = _current(_matching(rt.search(q, build_options(limit=RECALL_ITEMS))))
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
         return "keyword", _items(keyword_hits)
     found = _items([*dense_hits, *keyword_hits])
