@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.api import Vault
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.options import build_options
+from memvault.vault.entries import vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.scopes import SCOPES, is_vault, route, user_vault_root
@@ -72,8 +73,11 @@ class Scopes:
 
     def one(self, scope: str | None = None, key: str | None = None) -> tuple[str, Vault]:
         """The one vault an entry verb (forget, correct, clear, restore, trash) works in: the scope
-        asked for, else the user vault for a `user_` key, else the project."""
+        asked for, else the vault holding the key's current entry, else the user vault for a `user_`
+        key, else the project."""
         name = route(scope, key, None)
+        if scope is None and key is not None and not self.shared:
+            name = self._holding(key) or name
         return self.read(name)[0] if not self.shared else ("project", self.project)
 
     def save(self, scope: str | None = None, key: str | None = None, tags: list[str] | None = None
@@ -81,6 +85,8 @@ class Scopes:
         """Where a save goes (`vault.scopes.route`); the user vault is created (in the project's
         language) by the first save routed to it."""
         name = route(scope, key, tags)
+        if scope is None and key is not None and not self.shared:
+            name = self._holding(key) or name  # one key, one fact: the update goes where the fact is
         if name == "project" or self.shared:
             return "project", self.project
         if not is_vault(self.user_layout):
@@ -89,6 +95,16 @@ class Scopes:
             self._user_vault().init(vault_lang(self.project.layout))
             self.created_user = True
         return "user", self._user_vault()
+
+    def _holding(self, key: str) -> str | None:
+        """The scope whose vault holds the current entry with `key`, if one does."""
+        vaults = [("project", self.project.layout)]
+        if is_vault(self.user_layout):
+            vaults.append(("user", self.user_layout))
+        for name, layout in vaults:
+            if any(e.key == key and not e.superseded for e in vault_entries(layout, containing=key)):
+                return name
+        return None
 
     def saved(self, request: Note | Remember, scope: str | None = None) -> Saved:
         """Run a save in the vault it routes to (`save`); the reply names that vault as its `scope`."""

@@ -7,6 +7,8 @@ import datetime as dt
 import json
 
 from memvault.daemon.client import ask
+from memvault.vault.entries import iter_entries, version_id
+from memvault.vault.notes import parse_note
 from tests.conftest import start_daemon
 from tests.reliability.conftest import HASH_ENV, wait_for
 
@@ -127,3 +129,27 @@ def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_
     assert kept.read_bytes() == before[gone]
     lines = "".join(_catalog(layout, y) for y in {d.year for d in OLD})
     assert f"{OLD[0].isoformat()}\tForty days ago\n" in lines  # the catalog keeps the retired day
+
+
+def test_retention_keeps_an_old_day_holding_the_current_version_of_a_fact(layout, cli):
+    """Issue 27, case 3: retention moved the day holding the correction of a live MEMORY.md fact into
+    the trash, and the fact was gone from `context`."""
+    assert cli("init", "--lang", "en").returncode == 0
+    day = OLD[0].isoformat()
+    memory = layout.root / "MEMORY.md"
+    text = memory.read_text(encoding="utf-8").replace(
+        "## Architecture Decisions\n", f"## Architecture Decisions\n\n- Postgres for billing [key:: billing-db] "
+        f"[superseded:: {day}]\n", 1)  # fmt: skip
+    memory.write_text(text, encoding="utf-8")
+    old = next(e for e in iter_entries(parse_note("MEMORY.md", text)) if e.key == "billing-db")
+    ptr = f"MEMORY.md#{version_id(old)}"
+    _day(layout, OLD[0], "Forty days ago", f"- Billing moved to CockroachDB [key:: billing-db] [corrects:: {ptr}]\n")
+    _day(layout, OLD[1], "Thirty-five days ago", "- Lunch with Sam\n")
+    (layout.root / "memvault.toml").write_text("retention_days = 30\n")
+    applied = cli("retention", "--apply")
+    assert applied.returncode == 0 and applied.stdout.startswith("moved 1 daily notes"), applied
+    assert "kept 1 old days holding the current version of a fact" in applied.stdout
+    assert f"daily/{day}.md" in applied.stdout.split("holding")[1]
+    assert layout.daily_note(OLD[0]).exists() and not layout.daily_note(OLD[1]).exists()
+    stable = json.loads(cli("context", "--json").stdout)["stable"]
+    assert [e["text"] for e in stable if "illing" in e["text"]] == ["Billing moved to CockroachDB"], stable

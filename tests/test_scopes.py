@@ -89,3 +89,24 @@ def test_the_python_api_routes_and_reads_both(layout, user_root):
         s.project.remember("English docs for the API", section="Docs")
         hits = s.search("English", mode="bm25")
         assert [(h.scope, h.path) for h in hits] == [("project", "MEMORY.md"), ("user", "MEMORY.md")]
+
+
+def test_a_keyed_save_goes_where_its_fact_is_whatever_its_tags(layout, cli, user_root):
+    """Issue 27, case 5: `--tag preference` routed the update of a project fact's key to the user
+    vault, and the project's older version stayed current."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "preference", "--key", "editor", "Uses Vim").returncode == 0
+    moved = cli("remember", "--type", "preference", "--key", "editor", "--tag", "preference", "Switched to Helix")
+    assert moved.returncode == 0 and moved.stdout.startswith("updated the entry with key editor in MEMORY.md"), moved
+    assert "user vault" not in moved.stdout + moved.stderr
+    project = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Switched to Helix #preference [key:: editor]" in project and "Uses Vim" not in project
+    assert cli("remember", "--type", "preference", "--tag", "preference", "Likes short commits").returncode == 0
+    assert "Likes short commits" in (user_root / "MEMORY.md").read_text(encoding="utf-8")  # routed by the tag
+    assert cli("remember", "--scope", "user", "--type", "preference", "--key", "theme", "Dark theme").returncode == 0
+    again = cli("remember", "--type", "preference", "--key", "theme", "Light theme")  # no tag: to the user vault
+    assert again.returncode == 0 and f"(user vault {user_root})" in again.stdout, again
+    assert "Light theme" in (user_root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "theme" not in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    gone = cli("forget", "theme")  # looked up where it is
+    assert gone.returncode == 0 and "Light theme" not in (user_root / "MEMORY.md").read_text(encoding="utf-8")

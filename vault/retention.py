@@ -1,6 +1,8 @@
 """Retention (opt-in, off by default): daily notes older than `retention_days` move to the trash,
 never deleted, and only once their summary is in the catalog; a day without a summary stays (its
-content would otherwise be findable nowhere but the trash)."""
+content would otherwise be findable nowhere but the trash), and so does a day holding the current
+version of a fact (a keyed entry, a correction): moving it would take the newer fact out of every
+prompt, and bring back the one it corrected."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass, field
 
 from memvault.vault.catalog import sync as sync_catalog
 from memvault.vault.days import read_day, summary_of
+from memvault.vault.entries import iter_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import vault_lock
 from memvault.vault.paths import Layout, daily_notes
@@ -17,12 +20,14 @@ from memvault.vault.trash import backup
 
 @dataclass(frozen=True)
 class Retained:
-    """What retention moved (or, dry, would move) to the trash, and the old days it kept (no summary)."""
+    """What retention moved (or, dry, would move) to the trash, the old days it kept for want of a
+    summary (`kept`), and those it kept for the current facts they hold (`holding`)."""
 
     days: int
     moved: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     dry_run: bool = True
+    holding: list[str] = field(default_factory=list)
 
 
 def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.date | None = None) -> Retained:
@@ -31,12 +36,15 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
     if days < 1:
         raise UsageError("retention_days is a number of days, 1 or more")
     cutoff = (today or dt.date.today()) - dt.timedelta(days=days)
-    moved, kept = [], []
+    moved, kept, holding = [], [], []
     for path in [path for day, path in daily_notes(layout) if day < cutoff]:
         note = read_day(layout, path)
-        (moved if note is not None and summary_of(note) else kept).append(layout.relative(path))
+        if note is not None and any((e.key or e.corrects) and not e.superseded for e in iter_entries(note)):
+            holding.append(layout.relative(path))
+        else:
+            (moved if note is not None and summary_of(note) else kept).append(layout.relative(path))
     if not apply or not moved:
-        return Retained(days, moved, kept, dry_run=not apply)
+        return Retained(days, moved, kept, dry_run=not apply, holding=holding)
     sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # their lines are in the catalog first
     with vault_lock(layout):
         for rel in moved:
@@ -45,4 +53,4 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
                 backup(layout, path)  # copied and synced before the note goes: a crash leaves both
                 path.unlink()
     sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # the lines now come from the trash
-    return Retained(days, moved, kept, dry_run=False)
+    return Retained(days, moved, kept, dry_run=False, holding=holding)

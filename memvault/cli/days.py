@@ -68,6 +68,10 @@ def cmd_retention(args: argparse.Namespace, vault: Vault) -> int:
         print(f"kept {len(reply.kept)} old days without a summary (memvault summary DATE TEXT, then again):")
         for rel in reply.kept:
             print(f"  {rel}")
+    if reply.holding:
+        print(f"kept {len(reply.holding)} old days holding the current version of a fact (a key, a correction):")
+        for rel in reply.holding:
+            print(f"  {rel}")
     return 0
 
 

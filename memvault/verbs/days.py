@@ -47,6 +47,7 @@ class RetentionReply(Message):
     kept: list[str]
     dry_run: bool
     indexed: bool = False
+    holding: list[str] = field(default_factory=list)  # kept: they hold the current version of a fact
 
 
 @dataclass(frozen=True)
@@ -103,5 +104,5 @@ def retention(rt: WriteRuntime, request: Retention) -> RetentionReply:
         raise UsageError("--days is a number of days, 1 or more")
     done = run_retention(rt.layout, days, apply=request.apply)
     indexed = rt.written(done.moved) if request.apply and done.moved else False
-    return RetentionReply(done.days, done.moved, done.kept, done.dry_run, indexed)
+    return RetentionReply(done.days, done.moved, done.kept, done.dry_run, indexed, done.holding)
 
