@@ -120,3 +120,14 @@ def test_context_recalls_the_current_fact_never_the_one_it_corrected(layout, cli
         assert any("CockroachDB" in t for t in shown), data
         assert not any("superseded::" in t or t.startswith("- Postgres for billing") for t in shown), data
         assert "Postgres for billing [" not in data["text"], data["text"]
+
+
+def test_a_core_tag_puts_an_entry_in_the_stable_block(layout, cli):
+    """Issue 27, case 10: only section titles made an entry core; seed 002's tag does too."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "solution", "--tag", "constraint", "Never deploy on Fridays").returncode == 0
+    assert cli("remember", "--type", "solution", "--tag", "rules", "Squash before merging").returncode == 0
+    assert cli("remember", "--type", "solution", "--tag", "preprocessing", "Strip EXIF before upload").returncode == 0
+    texts = [e["text"] for e in _context(cli)["stable"]]
+    assert "Never deploy on Fridays #constraint" in texts and "Squash before merging #rules" in texts, texts
+    assert not any("EXIF" in t for t in texts)  # a word inside a tag is not the tag

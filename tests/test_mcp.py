@@ -86,6 +86,9 @@ async def _tools(session: ClientSession) -> None:
     liking = {"text": "Likes short commit messages", "tags": ["preference"]}
     mine = _data(await session.call_tool("memory_save", liking))
     assert mine["scope"] == "user"  # the save created the user vault mid-session: it is searched from its index
+    assert mine["path"] == "MEMORY.md"  # a preference, tagged so: in the stable block of every prompt (issue 27)
+    stable = _data(await session.call_tool("memory_context", {}))["text"].split("</memory-stable>")[0]
+    assert "Likes short commit messages" in stable, stable
     liked = _data(await session.call_tool("memory_search", {"query": "short commit messages", "scope": "user"}))
     assert liked["answered_by"] == "hybrid" and "commit messages" in liked["hits"][0]["snippet"], liked
     page = _data(await session.call_tool("memory_list", {"limit": 1}))

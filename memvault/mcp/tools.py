@@ -19,6 +19,7 @@ from memvault.scopes import Scopes
 from memvault.search.hits import ABOUT
 from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
 from memvault.vault.errors import MemvaultError
+from memvault.verbs.context import core_home
 from memvault.verbs.notes import Get, Note, Remember
 from memvault.verbs.query import Search
 
@@ -147,11 +148,14 @@ class MemoryTools:
         architecture, solution, discovery, config have their sections); without, to today's daily
         note. Give a `key` (a short name, e.g. `frontend-stack`) to a fact that may change: saving
         the same key again replaces it in place. Saving the same text twice is a no-op. A key
-        starting with `user_`, or a tag user/preference/profile/personal, saves to the user vault."""
+        starting with `user_`, or a tag user/preference/profile/personal, saves to the user vault.
+        A tag preference/decision/constraint/rule/workflow with no type or section puts it in
+        MEMORY.md, where `memory_context` shows it in every prompt."""
 
         def call() -> dict[str, Any]:
-            to_day = type is None and section is None
-            request = Note(text, key=key, tags=tags) if to_day else Remember(text, section, type, key, tags)
+            kind, title = (type, section) if type or section else core_home(tags) or (None, None)
+            to_day = kind is None and title is None
+            request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags)
             return self.scopes.saved(request, scope).to_json()
 
         return self._run(call)

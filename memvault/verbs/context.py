@@ -2,9 +2,9 @@
 
 - `<memory-stable>`: the core entries of MEMORY.md, the ones worth having in every prompt. A section
   is core when its title speaks of preferences, decisions, constraints, rules or workflow
-  (`CORE_WORDS`, in English and Chinese). Its live entries (superseded ones left out) go in, each
-  cut at 240 characters, in file order, so a prompt cache keeps hitting while nothing changes. They
-  get at most half the budget.
+  (`CORE_WORDS`, in English and Chinese), and so is an entry tagged with one of them. Its live
+  entries (superseded ones left out) go in, each cut at 240 characters, in file order, so a prompt
+  cache keeps hitting while nothing changes. They get at most half the budget.
 - `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
   500 characters count), each item with its source as `path#Lstart-Lend`, leaving out the entries
   the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
@@ -68,6 +68,33 @@ def is_core(section: str) -> bool:
     return any(word in title for word in CORE_WORDS)
 
 
+def core_home(tags: list[str] | tuple[str, ...] | None) -> tuple[str | None, str | None] | None:
+    """Where in MEMORY.md a save that names no type or section goes when a tag makes it core (seed
+    002: the tag puts it in the stable block): (type, section), or None (today's note, as before).
+    `preference` has its type, `decision` the architecture decisions; a constraint, rule or workflow
+    gets a section of that name."""
+    for tag in tags or ():
+        word = _core_word(tag)
+        if word == "preference" or word == "偏好":
+            return "preference", None
+        if word == "decision" or word == "决策":
+            return "architecture", None
+        if word is not None:
+            return None, tag.lstrip("#").replace("-", " ").replace("_", " ").capitalize()
+    return None
+
+
+def _core_word(tag: str) -> str | None:
+    """The core word a tag is (`#preference`, `#Rules`), if it is one: the word, not a part of it."""
+    word = tag.lstrip("#").casefold()
+    return next((w for w in (word, word.removesuffix("s")) if w in CORE_WORDS), None)
+
+
+def _is_core_entry(section: str, tags: tuple[str, ...]) -> bool:
+    """A core section's entry, or one a core word tags in any section of MEMORY.md."""
+    return is_core(section) or any(_core_word(t) for t in tags)
+
+
 def stable_entries(layout: Layout) -> list[dict[str, Any]]:
     """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
     superseded one is replaced by its correction (the newer fact wins), or left out."""
@@ -75,7 +102,7 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
         return []
     out = []
     for e in vault_entries(layout, layout.relative(layout.memory_md)):
-        if not is_core(e.section):
+        if not _is_core_entry(e.section, e.tags):
             continue
         said = correction_of(layout, e) if e.superseded else e
         if said is not None:
