@@ -74,7 +74,7 @@ def test_a_kinetaios_export_backfills_missing_days_and_puts_the_rest_in_memory(l
     assert past.read_text(encoding="utf-8") == PAST_DAY  # an existing past day is never changed
     backfilled = (layout.root / "daily" / "2024-03-01.md").read_text(encoding="utf-8")
     assert backfilled.startswith("---\ndate: 2024-03-01\n---\n") and "- Conversations: 2\n" in backfilled
-    assert "- Prefers green tea\n- Deploys go out on Tuesdays\n" in backfilled
+    assert "- Prefers green tea [conversation:: c1]\n- Deploys go out on Tuesdays\n" in backfilled  # its source kept
     imported = _entries(cli, "--section", "Imported")
     assert [(e["text"], e["date"]) for e in imported] == [
         ("Lives in Lisbon", "2024-03-02"), ("Uses Helix\nwith the default keymap", TODAY)
@@ -245,6 +245,8 @@ def test_a_malformed_file_is_one_line_and_changes_nothing(layout, cli, tmp_path,
         "content-not-string.json": json.dumps({"memories": [*good, {"content": 5}]}).encode(),
         "bad-date.json": json.dumps({"memories": [*good, {"content": "x", "createdAt": "last Tuesday"}]}).encode(),
         "list-of-numbers.json": b'["fine", 2]',
+        "bad-conversation.json": json.dumps({"memories": [*good, {"content": "x", "conversationId": "a] [k:: v"}]})
+        .encode(),
         "future-version.json": b'{"memvault_export": 2, "entries": []}',
         "tags-not-list.json": b'{"memvault_export": 1, "entries": [{"text": "a", "tags": "x"}]}',
         "bad-jsonl.jsonl": b'{"memvault_export": 1}\n{"text": "a"}\n{oops\n',

@@ -61,7 +61,7 @@ def test_approve_and_reject_through_the_save_path(layout, cli, tmp_path):
     approved = cli("approve", queue["constraint"]["id"], "--key", "no-friday-deploys")
     assert approved.returncode == 0 and "§ Constraints" in approved.stdout, approved.stderr
     memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
-    assert "## Constraints" in memory and "[key:: no-friday-deploys]" in memory
+    assert "## Constraints" in memory and "[key:: no-friday-deploys] [source:: review]" in memory  # provenance
     assert cli("approve", queue["decision"]["id"]).returncode == 0
     memory = (layout.root / "MEMORY.md").read_text()
     assert "## Architecture Decisions\n\n- We decided to give the worker 2 GB" in memory
@@ -74,7 +74,7 @@ def test_approve_and_reject_through_the_save_path(layout, cli, tmp_path):
     assert refused.returncode != 0 and "looks like" in refused.stderr and refused.stderr.count("\n") == 1
     assert "sk-abc" not in (layout.root / "MEMORY.md").read_text() and _queue(cli)[0]["id"] == "pbad001"
     assert cli("approve", "pnothing").returncode == 2
-    assert json.loads(cli("search", "--json", "--mode", "substring", "REVIEW").stdout)["hits"] == []  # not a note
+    assert json.loads(cli("search", "--json", "--mode", "substring", "pbad001").stdout)["hits"] == []  # not a note
 
 
 def test_bad_conversations_are_one_line_and_change_nothing(layout, cli, tmp_path):

@@ -94,6 +94,6 @@ def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry]) -> Bat
             text = _bump_counter(text, counters[title], n) if title in counters and n else text
         return text
 
-    titled = [NewEntry(e.text, daily_title(e.section, lang), e.key, e.tags) for e in entries]
+    titled = [NewEntry(e.text, daily_title(e.section, lang), e.key, e.tags, fields=e.fields) for e in entries]
     path = inside(layout, layout.relative(layout.daily_note(day)))
     return save_batch(layout, path, titled, "- ", lambda: daily_template(day, lang), count, create_only=True)

@@ -40,7 +40,7 @@ from memvault.vault.templates import OVERVIEW
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 MARKER = re.compile(r"^([ \t]*)((?:[-*+]|\d{1,9}[.)])[ \t]+)(?=\S)")  # an item, at any indentation
 SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
-FIELDS = re.compile(r"\[(key|superseded|corrects)::[ \t]*([^\]\n]*?)[ \t]*\]")
+FIELDS = re.compile(r"\[(key|superseded|corrects|source|conversation)::[ \t]*([^\]\n]*?)[ \t]*\]")
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
 _CUT_LONG = 100  # entries and snippet lines are cut at 240 characters: anything shorter was not cut

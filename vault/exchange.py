@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ class Incoming:
     daily_section: str = "conversation"
     key: str | None = None
     tags: tuple[str, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()  # provenance kept on the entry: a KinetAios `conversation`
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,14 @@ def _kinetaios(label: str, i: int, item: Any) -> Incoming:
             day = dt.datetime.fromisoformat(item["createdAt"]).date().isoformat()  # the day as written there
         except ValueError:
             raise UsageError(f'{where}: "createdAt" {item["createdAt"][:40]!r} is not an ISO date-time') from None
-    return Incoming(i, item["content"], day, daily=day is not None)
+    conversation = item.get("conversationId")
+    if conversation is not None and not _FIELD_VALUE.match(conversation):
+        raise UsageError(f'{where}: "conversationId" {conversation[:40]!r} is not an id (letters, digits, . _ : -)')
+    fields = (("conversation", conversation),) if conversation else ()
+    return Incoming(i, item["content"], day, daily=day is not None, fields=fields)
+
+
+_FIELD_VALUE = re.compile(r"^[\w.:-]{1,100}$")  # nothing that could end a `[name:: value]` field or a line
 
 
 def _exported(label: str, i: int, item: Any) -> Incoming:
@@ -220,16 +229,17 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
         if own_key is not None:
             keys[own_key] = f"on item {item.index} of the file"
         if item.daily and item.date and not layout.daily_note(dt.date.fromisoformat(item.date)).exists():
-            days.setdefault(item.date, []).append((item, NewEntry(text, item.daily_section, key, item.tags)))
+            entry = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields)
+            days.setdefault(item.date, []).append((item, entry))
         else:
-            memory.append((item, NewEntry(text, title, key, item.tags, item.date or today_iso)))
+            memory.append((item, NewEntry(text, title, key, item.tags, item.date or today_iso, item.fields)))
     _check_size(layout, [e for _, e in memory])
     result = ImportResult(0, skipped, refused)
     for day, batch in sorted(days.items()):
         done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch])
         for (item, entry), status in zip(batch, done.statuses, strict=True):
             if status == "frozen":  # the day's note appeared meanwhile: a save may not change it
-                memory.append((item, NewEntry(entry.text, default, entry.key, entry.tags, item.date)))
+                memory.append((item, NewEntry(entry.text, default, entry.key, entry.tags, item.date, entry.fields)))
         result = _tally(layout, result, done, batch)
     if memory:
         result = _tally(layout, result, remember_batch(layout, [e for _, e in memory]), memory)

@@ -37,10 +37,11 @@ def remember(
     kind: str | None = None,
     key: str | None = None,
     tags: tuple[str, ...] = (),
+    fields: tuple[tuple[str, str], ...] = (),
 ) -> SavedEntry:
     """Save an entry to a MEMORY.md section, chosen by name or by save type; with a key, the entry
     holding that key (in any section) is replaced in place instead; the same text twice in a section
-    is saved once.
+    is saved once. `fields` are written on it as `[name:: value]` (its provenance: `source`).
 
     `conversation` and `daily` types go to today's daily note instead, as the
     design's save-type table says.
@@ -48,7 +49,7 @@ def remember(
     if kind is not None and kind not in SAVE_TYPES:
         raise UsageError(f"{kind!r}: unknown type; use one of {', '.join(SAVE_TYPES)}")
     if kind in DAILY_TYPES and section is None:
-        saved = append_daily(layout, text, section="conversation", key=key, tags=tags)
+        saved = append_daily(layout, text, section="conversation", key=key, tags=tags, fields=fields)
         return dataclasses.replace(saved, section="daily")
     if section is None and kind is None:
         raise UsageError("say where to remember it: --section NAME or --type TYPE")
@@ -59,7 +60,7 @@ def remember(
         prefix="- ",
         template=lambda: memory_template(lang),
         section_of=lambda body: title or _section_for_type(str(kind), body, lang),
-        key=key, tags=tags, saved=dt.date.today().isoformat(),
+        key=key, tags=tags, fields=fields, saved=dt.date.today().isoformat(),
     )  # fmt: skip
 
 

@@ -196,6 +196,7 @@ class NewEntry:
     key: str | None = None
     tags: tuple[str, ...] = ()
     saved: str | None = None
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ def _prepare_all(entries: Sequence[NewEntry]) -> tuple[list[str | None], list[st
     reasons: list[str | None] = []
     for item in entries:
         try:
-            prepared.append(prepare_entry(item.text, item.key, item.tags, saved=item.saved))
+            prepared.append(prepare_entry(item.text, item.key, item.tags, item.fields, saved=item.saved))
             reasons.append(None)
         except (GuardError, UsageError) as exc:
             prepared.append(None)

@@ -136,7 +136,8 @@ def approve(rt: WriteRuntime, request: Approve) -> Approved:
     if section is None:
         section = target.get(vault_lang(rt.layout)) if isinstance(target, dict) else None
         kind = None if isinstance(target, dict) else target
-    saved = remember(rt.layout, found.text, section=section, kind=kind, key=request.key)  # the guards apply here too
+    saved = remember(rt.layout, found.text, section=section, kind=kind, key=request.key,
+                     fields=(("source", "review"),))  # where it came from; the guards apply here too  # fmt: skip
     take(rt.layout, found.id)
     rel = rt.layout.relative(saved.path)
     return Approved(found.id, rel, saved.section, saved.status, rt.written(saved.notes(rt.layout)))
