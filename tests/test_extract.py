@@ -169,3 +169,28 @@ def test_the_optional_llm_extractor_over_http(layout, cli, tmp_path):
     finally:
         _Completions.mode = "facts"
         server.shutdown()
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    ("I am a senior Go developer", "skill"), ("I've worked on compilers for 10 years", "skill"),
+    ("我是一名后端工程师", "skill"), ("My goal is to learn Rust this year", "goal"),
+    ("I'm planning to move the team to Kotlin", "goal"), ("我的目标是今年学会 Rust", "goal"),
+    ("I am a bit tired today", None), ("I am a fan of long walks", None), ("The goal was unclear to everyone", None),
+])  # fmt: skip
+def test_skills_and_goals_are_proposed_as_seed_000_has_them(said, kind):
+    """Issue 27, case 11: a skill and a long-term goal, two of seed 000's four kinds of durable fact,
+    produced no proposal."""
+    assert [c.kind for c in find_candidates([said])] == ([kind] if kind else [])
+
+
+def test_an_approved_skill_goes_to_its_own_section(layout, cli, tmp_path):
+    assert cli("init", "--lang", "en").returncode == 0
+    said = [{"role": "user", "content": "I am a senior Go developer. My goal is to learn Rust this year."}]
+    assert cli("extract", str(_conversation(tmp_path, "me", said))).returncode == 0
+    queue = {p["kind"]: p for p in _queue(cli)}
+    assert set(queue) == {"skill", "goal"}, queue
+    for kind, title in (("skill", "Skills"), ("goal", "Goals")):
+        done = cli("approve", queue[kind]["id"])
+        assert done.returncode == 0 and f"§ {title}" in done.stdout, done
+    memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "## Skills\n\n- I am a senior Go developer. [source:: review]" in memory, memory

@@ -1,8 +1,9 @@
 """Proposed facts: lasting statements found in what the user said, waiting in a review queue.
 
 The rules look at the user's messages only, never the assistant's, one sentence at a time, for
-four kinds of lasting statement in English and Chinese: a preference, a constraint, a decision, a
-workflow. A question is not a statement, and neither is a fragment of a few words.
+six kinds of lasting statement in English and Chinese: a preference, a constraint, a decision, a
+workflow, and (seed 000's durable facts about the user) a skill and a goal. A question is not a
+statement, and neither is a fragment of a few words.
 
 The queue is `REVIEW.md` at the vault root, a Markdown list a person can read and edit, never
 indexed (it is not memory yet). Each line carries its id, kind, how often it was seen and when last:
@@ -45,6 +46,18 @@ _WORDS = {  # each kind: the phrases that make a sentence a lasting statement of
     "workflow": [
         r"\bfirst\b.{3,}\bthen\b", r"\bevery time\b", r"\bwhenever\b", r"\bbefore (?:you|we|I) \w+",
         r"每次|先.{1,40}(?:再|然后)|之前(?:先|要)",
+    ],
+    "skill": [  # seed 000's durable facts: who the user is and what they can do
+        r"\bI(?:'m| am) an? (?:\w+[ -]){0,3}(?:developer|engineer|programmer|designer|scientist|analyst|"
+        r"architect|administrator|admin|writer|researcher|expert|specialist)\b",
+        r"\bI(?:'ve| have) (?:been \w+ing|worked) (?:\w+ ){0,4}for (?:\d+|many|several|a few) years\b",
+        r"\bI(?:'m| am) (?:fluent|proficient|experienced|an expert) (?:in|with)\b",
+        r"我是(?:一名|一个|一位)?.{0,12}(?:工程师|开发者|程序员|设计师|架构师|研究员|专家)", r"我(?:精通|擅长|熟悉)",
+    ],
+    "goal": [  # and what they are after
+        r"\bmy (?:\w+ )?goal (?:is|for)\b", r"\bI(?:'m| am) (?:trying|planning|aiming|hoping) to\b",
+        r"\bI want to (?:learn|become|master|build|get better at)\b",
+        r"我的(?:\S{0,4})?(?:目标|计划)是", r"我(?:打算|计划|想)(?:要)?(?:学|成为|掌握)",
     ],
 }  # fmt: skip
 RULES = tuple((kind, re.compile("|".join(words), re.IGNORECASE)) for kind, words in _WORDS.items())

@@ -20,6 +20,7 @@ from memvault.verbs.runtime import WriteRuntime
 APPROVE_TO: dict[str, str | dict[str, str]] = {
     "preference": "preference", "decision": "architecture", "discovery": "discovery", "fact": "discovery",
     "constraint": {"en": "Constraints", "zh": "约束"}, "workflow": {"en": "Workflow", "zh": "工作流程"},
+    "skill": {"en": "Skills", "zh": "技能"}, "goal": {"en": "Goals", "zh": "目标"},
 }  # fmt: skip
 
 
