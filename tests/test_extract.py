@@ -194,3 +194,23 @@ def test_an_approved_skill_goes_to_its_own_section(layout, cli, tmp_path):
         assert done.returncode == 0 and f"§ {title}" in done.stdout, done
     memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
     assert "## Skills\n\n- I am a senior Go developer. [source:: review]" in memory, memory
+
+
+def test_summaries_lists_the_conversations_and_the_stable_block_carries_three(layout, cli, tmp_path):
+    """Issue 27, case 11: no command listed the conversation summaries, and the stable block never
+    carried any (seed 002: up to three past ones)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert "no conversation summaries yet" in cli("summaries").stdout
+    for n in range(4):
+        said = [{"role": "user", "content": f"Topic number {n}: the quokka rollout"},
+                {"role": "assistant", "content": "Noted."}]  # fmt: skip
+        assert cli("extract", str(_conversation(tmp_path, f"c{n}", said))).returncode == 0
+    listed = json.loads(cli("summaries", "--json").stdout)["summaries"]
+    assert [s["text"].splitlines()[1] for s in listed] == [f"user: Topic number {n}: the quokka rollout"
+                                                            for n in (3, 2, 1, 0)]  # fmt: skip
+    assert all(s["text"].startswith("Conversation: 2 messages") and s["source"].startswith("daily/") for s in listed)
+    assert len(json.loads(cli("summaries", "--count", "2", "--json").stdout)["summaries"]) == 2
+    assert cli("summaries", "--count", "0").returncode == 2
+    stable = json.loads(cli("context", "--json").stdout)["stable"]
+    recent = [e["text"] for e in stable if e["section"] == "Recent conversations"]
+    assert len(recent) == 3 and "Topic number 3" in recent[0] and not any("Topic number 0" in t for t in recent)

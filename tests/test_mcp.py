@@ -16,7 +16,7 @@ from tests.reliability.conftest import HASH_ENV
 
 TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
          "memory_context", "memory_status", "memory_extract", "memory_sections",
-         "memory_trash"}  # fmt: skip
+         "memory_trash", "memory_summaries"}  # fmt: skip
 
 
 def _data(result) -> dict:

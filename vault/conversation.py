@@ -11,9 +11,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.vault.entries import clip
-from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.entries import Entry, clip, iter_entries
+from memvault.vault.errors import GuardError, NoteReadError, UsageError
+from memvault.vault.fileio import read_note
 from memvault.vault.guards import MAX_ENTRY_CHARS, check_entry
+from memvault.vault.notes import parse_note
+from memvault.vault.paths import Layout, daily_notes
 
 QUOTE_CHARS = 160  # each message as the summary quotes it
 LAST = 5
@@ -81,11 +84,33 @@ class Summary:
     cut: int  # messages shortened to `QUOTE_CHARS`
 
 
+SUMMARY_HEAD = "Conversation: "
+
+
+def conversation_summaries(layout: Layout, count: int, notes: int | None = None) -> list[Entry]:
+    """The latest `count` conversation summaries `extract` wrote into the daily notes, newest first
+    (seed 002's session summaries): the notes are read from the newest day back, only as far as
+    needed, and at most the newest `notes` of them (what runs on every prompt stays cheap in a vault
+    of years). A note that cannot be read is passed over."""
+    found: list[Entry] = []
+    for _, path in list(reversed(daily_notes(layout)))[:notes]:
+        if len(found) >= count:
+            break
+        rel = layout.relative(path)
+        try:
+            entries = list(iter_entries(parse_note(rel, read_note(path, rel, layout=layout).text)))
+        except NoteReadError:
+            continue
+        mine = [e for e in entries if e.fact.startswith(SUMMARY_HEAD) and not e.superseded]
+        found += sorted(mine, key=lambda e: e.start_line, reverse=True)
+    return found[:count]
+
+
 def summarise(messages: list[Message]) -> Summary:
     """The first message and the last five, each shortened, with the counts: enough to find the
     conversation again and see where it ended, not a transcript."""
     users = sum(m.role == "user" for m in messages)
-    head = (f"Conversation: {len(messages)} messages, {users} from the user, "
+    head = (f"{SUMMARY_HEAD}{len(messages)} messages, {users} from the user, "
             f"{sum(m.role == 'assistant' for m in messages)} from the assistant")  # fmt: skip
     shown = [messages[0], *messages[max(1, len(messages) - LAST) :]]
     lines, left_out, cut = [head], [], 0

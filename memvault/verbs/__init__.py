@@ -35,7 +35,7 @@ VERBS: dict[str, Verb] = {
     "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
     "clear": Verb("entries.clear"), "trash": Verb("entries.trash", BOTH), "correct": Verb("entries.correct"),
     "summary": Verb("days.summary"), "catalog": Verb("days.catalog"), "recent": Verb("days.recent"),
-    "retention": Verb("days.retention"),
+    "retention": Verb("days.retention"), "summaries": Verb("days.summaries", BOTH),
     "import": Verb("exchange.import_memories"), "export": Verb("exchange.export"),
     "extract": Verb("extract.extract"),  # approving and rejecting are a person's: not MCP tools
     "review": Verb("extract.review_queue", ("cli",)), "approve": Verb("extract.approve", ("cli",)),

@@ -4,7 +4,9 @@
   is core when its title speaks of preferences, decisions, constraints, rules or workflow
   (`CORE_WORDS`, in English and Chinese), and so is an entry tagged with one of them. Its live
   entries (superseded ones left out) go in, each cut at 240 characters, in file order, so a prompt
-  cache keeps hitting while nothing changes. They get at most half the budget.
+  cache keeps hitting while nothing changes; after them the latest three conversation summaries
+  `extract` wrote (seed 002), the first to go when the budget is tight. They get at most half the
+  budget.
 - `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
   500 characters count), each item with its source as `path#Lstart-Lend`, leaving out the entries
   the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
@@ -27,7 +29,9 @@ from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.options import build_options
 from memvault.search.snippet import match_terms
+from memvault.vault.conversation import conversation_summaries
 from memvault.vault.correct import correction_of
+from memvault.vault.daily import vault_lang
 from memvault.vault.entries import ITEM, clip, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
@@ -36,6 +40,9 @@ from memvault.verbs.runtime import SearchRuntime
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
               "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
 VALUE_CHARS = 240
+STABLE_SUMMARIES = 3  # seed 002: the stable block carries up to three past conversation summaries
+SUMMARIES_TITLE = {"en": "Recent conversations", "zh": "最近的对话"}
+SUMMARY_NOTES = 30  # the newest daily notes looked in for them: every prompt reads these
 QUERY_CHARS = 500
 RECALL_ITEMS = 12
 DENSE_AT_LEAST = 3
@@ -108,6 +115,9 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
         if said is not None:
             out.append({"section": e.section, "text": clip(said.fact, VALUE_CHARS), "path": said.path,
                         "line": said.start_line})  # fmt: skip
+    title = SUMMARIES_TITLE[vault_lang(layout)]
+    for e in conversation_summaries(layout, STABLE_SUMMARIES, SUMMARY_NOTES):  # last: a tight budget drops them
+        out.append({"section": title, "text": clip(e.fact, VALUE_CHARS), "path": e.path, "line": e.start_line})
     return out
 
 

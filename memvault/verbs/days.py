@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,7 +19,7 @@ from memvault.vault.errors import UsageError
 from memvault.vault.paths import parse_date
 from memvault.vault.retention import retention as run_retention
 from memvault.vault.templates import daily_template
-from memvault.verbs.runtime import WriteRuntime
+from memvault.verbs.runtime import VaultRuntime, WriteRuntime
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,31 @@ class RetentionReply(Message):
     dry_run: bool
     indexed: bool = False
     holding: list[str] = field(default_factory=list)  # kept: they hold the current version of a fact
+
+
+@dataclass(frozen=True)
+class SummaryList(Message):
+    """The latest conversation summaries, newest first: each its `date`, `source` (PATH:LINE) and
+    `text` (the counts line, the first message and the last ones, as `extract` wrote them)."""
+
+    summaries: list[dict[str, Any]]
+
+    def human(self) -> str:
+        if not self.summaries:
+            return "no conversation summaries yet (memvault extract CONVERSATION writes one)"
+        return "\n\n---\n\n".join(f"[{s['date']}, {s['source']}]\n{s['text']}" for s in self.summaries)
+
+
+@dataclass(frozen=True)
+class Summaries(Request, op="summaries", reply=SummaryList):
+    """List the latest conversation summaries (`extract` writes one into the day's note for each
+    conversation), newest first: seed 002's `/memory session`."""
+
+    count: int = 10
+
+    def check(self) -> None:
+        if not 1 <= self.count <= 1000:
+            raise UsageError("count is 1 to 1000 summaries")
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,19 @@ def summary(rt: WriteRuntime, request: Summary) -> Summarised:
     path = set_summary(rt.layout, day, request.text, daily_template(day, vault_lang(rt.layout)))
     rel = rt.layout.relative(path)
     return Summarised(rel, request.text.strip(), rt.written([rel]))
+
+
+def summaries(rt: VaultRuntime, request: Summaries) -> SummaryList:
+    from memvault.vault.conversation import conversation_summaries
+
+    found = conversation_summaries(rt.layout, request.count)
+    return SummaryList([{"date": e.date, "source": f"{e.path}:{e.start_line}",
+                         "text": textwrap.dedent(_unstamped(e.text))} for e in found])  # fmt: skip
+
+
+def _unstamped(text: str) -> str:
+    first, sep, rest = text.partition("\n")
+    return re.sub(r"^\d{1,2}:\d{2} ", "", first) + sep + rest
 
 
 def catalog(rt: WriteRuntime, request: Catalog) -> CatalogText:
