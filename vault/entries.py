@@ -71,6 +71,11 @@ class Entry:
         return _one_line(self.text)
 
     @property
+    def unstamped(self) -> str:
+        """The text as written, lines and fields kept, without a daily entry's `HH:MM` stamp."""
+        return _TIME.sub("", self.text)
+
+    @property
     def fact(self) -> str:
         """The summary without a daily entry's `HH:MM` stamp: what a prompt needs."""
         return _TIME.sub("", self.summary)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -116,12 +115,7 @@ def summaries(rt: VaultRuntime, request: Summaries) -> SummaryList:
 
     found = conversation_summaries(rt.layout, request.count)
     return SummaryList([{"date": e.date, "source": f"{e.path}:{e.start_line}",
-                         "text": textwrap.dedent(_unstamped(e.text))} for e in found])  # fmt: skip
-
-
-def _unstamped(text: str) -> str:
-    first, sep, rest = text.partition("\n")
-    return re.sub(r"^\d{1,2}:\d{2} ", "", first) + sep + rest
+                         "text": textwrap.dedent(e.unstamped)} for e in found])  # fmt: skip
 
 
 def catalog(rt: WriteRuntime, request: Catalog) -> CatalogText:
