@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.api import Vault
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.options import build_options
-from memvault.vault.entries import vault_entries
+from memvault.vault.entries import holding_key
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.scopes import SCOPES, is_vault, route, user_vault_root
@@ -102,7 +102,7 @@ class Scopes:
         if is_vault(self.user_layout):
             vaults.append(("user", self.user_layout))
         for name, layout in vaults:
-            if any(e.key == key and not e.superseded for e in vault_entries(layout, containing=key)):
+            if holding_key(layout, key):
                 return name
         return None
 

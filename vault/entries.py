@@ -266,6 +266,11 @@ def vault_entries(
         yield from iter_entries(note)
 
 
+def holding_key(layout: Layout, key: str) -> list[Entry]:
+    """The current (not superseded) entries of the vault that hold `key` as spelled."""
+    return [e for e in vault_entries(layout, containing=key) if e.key == key and not e.superseded]
+
+
 def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
     """Every entry of the vault that matches all the given filters (the key as `with_key` matches it)."""
     wanted_tag = tag.lstrip("#") if tag else None

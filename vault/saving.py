@@ -17,10 +17,10 @@ from memvault.vault.entries import (
     check_tag,
     field_in,
     format_entry,
+    holding_key,
     iter_entries,
     normalise,
     place_entry,
-    vault_entries,
 )
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.faults import crash_point
@@ -140,7 +140,7 @@ def _holding(layout: Layout, key: str, day: str) -> list[Entry]:
     """The current (not superseded) entries holding `key`, anywhere in the vault. A keyed save killed
     between writing the newer entry and marking the older left both current, the newer pointing at
     the older: the mark is finished here, as running `correct` again would."""
-    found = [e for e in vault_entries(layout, containing=key) if e.key == key and not e.superseded]
+    found = holding_key(layout, key)
     for newer in list(found):
         older = next((e for e in found if points_at(newer.corrects, e)), None)
         if older is not None and newer in found:
