@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
     sub.add_parser("fusion", help="fusion functions on the same candidates, chosen leave-one-set-out (bench/fusion.py)")
+    sub.add_parser("offtopic", help="which signal tells \"nothing relevant\", English and Chinese (bench/offtopic.py)")
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
     sub.add_parser("throughput", help="default embedder's chunks/s under runtime settings (see bench/throughput.py)")
     args, rest = parser.parse_known_args(argv)

@@ -164,7 +164,7 @@ def calibrate_unit(vault: Vault, qs: list[dict[str, Any]], search_k: int) -> Non
 def context_unit(vault: Vault, qs: list[dict[str, Any]], floors: dict[str, float], budget: int) -> None:
     """The context's tier and evidence recall at each floor, and the search baseline in the same block."""
     for label, floor in floors.items():
-        embedders.RELEVANCE_FLOORS[EMBEDDER] = floor
+        embedders.RELEVANCE_FLOORS[EMBEDDER] = {**embedders.RELEVANCE_FLOORS.get(EMBEDDER, {}), "latin": floor}
         for q in qs:
             if q["kind"] == "foreign" and label != "used":
                 continue

@@ -1,4 +1,4 @@
-"""Exact BM25Okapi (as `rank-bm25` defines it) over postings kept in the manifest's SQLite file.
+"""Exact BM25 (rank-bm25's BM25Okapi with Lucene's idf) over postings kept in the manifest's SQLite file.
 
 A document is a chunk, numbered by its `slot`. Postings are packed by block of `BLOCK` slots: one
 row per term and block holds the documents of that block that have the term (one byte each, the
@@ -10,8 +10,11 @@ Scores are computed over numpy arrays, never per posting in Python. Writes happe
 manifest's transactions (a chunk and its postings commit together); `BM25` keeps the arrays of
 the terms it has read until a write in this process touches them.
 
-rank-bm25's one global quantity, the floor for negative idfs (epsilon times the average idf of
-the whole vocabulary), is read only when a query term is in more than half the documents.
+The idf is Lucene's, ln(1 + (N - df + 0.5) / (df + 0.5)), not Okapi's ln((N - df + 0.5) / (df + 0.5))
+with negative values raised to a quarter of the vocabulary's mean: in a new vault of a few notes
+Okapi's is 0 or below for most words (a word in 2 of 4 chunks has idf 0), so the note that holds
+the query's words scored 0.0 or less and ranked below one that did not (issue 27, case 7). Lucene's
+is positive for every word, and for a word in few of many chunks the same to within 1/(N/df).
 """
 
 from __future__ import annotations
@@ -239,20 +242,20 @@ class _Postings:
 
 
 class BM25:
-    """Scores that match rank_bm25.BM25Okapi.get_scores, read from the postings of the query's terms."""
+    """Scores that match rank_bm25.BM25Okapi.get_scores with Lucene's idf, read from the postings of the
+    query's terms."""
 
-    def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+    def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75) -> None:
         self.db = db
-        self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.k1, self.b = k1, b
         self._postings: OrderedDict[str, _Postings | None] = OrderedDict()
         self._held = 0  # postings in `_postings`
         self._corpus: tuple[int, int] | None = None
-        self._floor: float | None = None
         self._length_blocks: dict[int, np.ndarray] = {}
 
     def changed(self, term_ids: set[int] | None = None) -> None:
         """A write in this process added or removed documents holding these terms (None: any)."""
-        self._corpus = self._floor = None
+        self._corpus = None
         self._length_blocks = {}
         if term_ids is None:
             self._postings.clear()
@@ -305,13 +308,6 @@ class BM25:
         self._length_blocks.update((b, _length_block(blob)) for b, blob in _length_rows(self.db, missing))
         return self._length_blocks
 
-    def _negative_floor(self, n: int) -> float:
-        if self._floor is None:
-            df = np.array([r[0] for r in self.db.execute("SELECT df FROM terms WHERE df > 0")], dtype=np.float64)
-            idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-            self._floor = self.epsilon * (float(idf.sum()) / len(df) if len(df) else 0.0)
-        return self._floor
-
     def scores(self, query: list[str], allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of every document holding a query term (others score 0, as in rank-bm25),
         among `allowed` slots (sorted) when given."""
@@ -327,9 +323,7 @@ class BM25:
             if found is None:
                 continue
             df = len(found.slots)
-            idf = math.log(n - df + 0.5) - math.log(df + 0.5)
-            if idf < 0:
-                idf = self._negative_floor(n)
+            idf = math.log1p((n - df + 0.5) / (df + 0.5))
             tf = found.tfs.astype(np.float64)
             parts.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * found.lengths / avgdl)))
             slots.append(found.slots)

@@ -35,7 +35,7 @@ from memvault.search.options import DATES_AUTO, SearchOptions
 from memvault.search.scripts import dense_top
 from memvault.search.snippet import make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
-from memvault.vault.cjk import cjk_share
+from memvault.vault.cjk import cjk_share, script_of
 from memvault.vault.entries import id_of_unit
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
@@ -155,7 +155,7 @@ class Searcher:
         source, fused = self._fuse(found, opts)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
-        fused, floor, reason = self._floor(fused, found, opts, depth)
+        fused, floor, reason = self._floor(query, fused, found, opts, depth, payloads)
         fused = self._diversify(fused, opts, payloads)
         fused = self._corrections(fused, flt, payloads)
         hits, changed = self._hits(fused, opts, payloads, terms)
@@ -228,12 +228,16 @@ class Searcher:
         return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
 
     def _floor(
-        self, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int
+        self, query: str, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int, payloads: dict
     ) -> tuple[list[Fused], dict[str, Any] | None, str | None]:
         """The candidates good enough to show, so a query nothing answers gets few hits or none rather
         than the least bad chunks: `--threshold` on the fused score, then `--min-similarity` on the
-        cosine (a number, or the model's calibrated floor for "auto"). Returns them, the floor's
-        counts for the answer, and its reason (which says so when no dense list was there to cut on)."""
+        cosine (a number, or the model's calibrated floor for the query's script for "auto"). Whether
+        anything is relevant is asked of the notes in the query's own script: a note in the other
+        script has its cosine raised by the model's bias to rank beside them, and unrelated ones then
+        reach the floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at
+        0.95; `python -m bench offtopic`). Returns the candidates, the floor's counts for the answer,
+        and its reason (which says so when no dense list was there to cut on)."""
         assert self.index is not None
         if opts.threshold is not None:
             fused = [f for f in fused if f.score >= opts.threshold]
@@ -242,9 +246,13 @@ class Searcher:
         if "vector" not in found.ranked:
             unfloored = "no dense scores for this query: the similarity floor was not applied"
             return fused, None, "; ".join(filter(None, [found.reason, unfloored]))
+        own, dense = script_of(query), found.ranked["vector"]
         cut = opts.min_similarity
-        cut = relevance_floor(self.index.embedder.name) if cut == "auto" else float(cut)
-        passed = above_floor(fused, found.ranked["vector"], depth, cut)
+        cut = relevance_floor(self.index.embedder.name, own) if cut == "auto" else float(cut)
+        if self.index.manifest.has_script(own):  # else a vault all in the other script: its notes decide
+            dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
+        relevant = any(s >= cut for _, s in dense)
+        passed = above_floor(fused, found.ranked["vector"], depth, cut) if relevant else []
         return passed, {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}, found.reason
 
     def _diversify(self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any]) -> list[Fused]:

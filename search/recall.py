@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from memvault.indexer.embedders import relevance_floor
 from memvault.search.hits import Hit, SearchResult
+from memvault.vault.cjk import script_of
 from memvault.vault.entries import entries_in, entry_key
 
 
@@ -22,5 +23,5 @@ def recalled_entries(result: SearchResult, embedder: str) -> list[str]:
     order; `embedder` names the model whose relevance floor a cosine must reach."""
     if result.source == "substring":
         return []
-    floor = relevance_floor(embedder)
+    floor = relevance_floor(embedder, script_of(result.query))
     return [entry_key(e.text) for h in result.hits if answers_query(h, floor) for e in entries_in(h.text)]

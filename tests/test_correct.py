@@ -99,13 +99,34 @@ def test_correct_a_past_day_and_an_entry_of_today_below_the_correction(layout, c
     # the old entry moves down a line, and the pointer, naming it by id, still names it
     assert cli("note", "--section", "discovery", "The cache holds 10k items").returncode == 0
     today = layout.root / "daily" / f"{dt.date.today().isoformat()}.md"
-    before = next(i for i, t in enumerate(today.read_text(encoding="utf-8").splitlines(), 1) if "10k" in t)
+    text = today.read_text(encoding="utf-8")
+    before = next(i for i, t in enumerate(text.splitlines(), 1) if "The cache holds 10k items" in t)
     assert cli("correct", "--match", "cache holds 10k", "The cache holds 20k items").returncode == 0
     lines = today.read_text(encoding="utf-8").splitlines()
-    now = next(i for i, t in enumerate(lines, 1) if "10k" in t)
+    now = next(i for i, t in enumerate(lines, 1) if "The cache holds 10k items" in t)  # not the summary
     assert now == before + 1 and lines[now - 1].endswith(f"[superseded:: {dt.date.today().isoformat()}]")
     old = next(e for e in iter_entries(parse_note(today.name, "\n".join(lines))) if "10k" in e.text)
     assert any(t.endswith(f"[corrects:: {today.relative_to(layout.root)}#{entry_id(old)}]") for t in lines)
+
+
+def test_correct_notes_the_topic_and_the_new_truth_in_todays_summary(layout, cli):
+    """Issue 27, case 4: an old day's summary said "postponed", and a search for the topic ranked it
+    first; seed 004 notes the corrected topic and the new truth in today's index."""
+    assert cli("init", "--lang", "en").returncode == 0
+    past = (dt.date.today() - dt.timedelta(days=12)).isoformat()
+    assert cli("note", "--date", past, "The Kafka migration is postponed to Q1").returncode == 0
+    assert cli("summary", past, "Kafka migration postponed to Q1; Ana on leave").returncode == 0
+    assert cli("summary", "Reviewed the billing dashboards").returncode == 0  # today's own summary stays first
+    assert cli("index").returncode == 0
+    new = "The Kafka migration goes ahead this quarter"
+    assert cli("correct", "--match", "Kafka migration", new).returncode == 0
+    today = json.loads(cli("recent", "1", "--json").stdout)["days"][0]
+    assert today["summary"] == f"Reviewed the billing dashboards; corrected Kafka migration: {new}"
+    for mode in ("bm25", "hybrid"):
+        hits = json.loads(cli("search", "--json", "--mode", mode, "Kafka migration").stdout)["hits"]
+        assert "goes ahead" in hits[0]["snippet"], (mode, hits[0])
+        old = next(n for n, h in enumerate(hits) if "postponed" in h["snippet"])
+        assert all("goes ahead" in h["snippet"] or "corrects" in h["text"] for h in hits[:old]), mode
 
 
 def test_a_correction_keeps_the_key_so_the_next_save_and_forget_name_one_fact(layout, cli):

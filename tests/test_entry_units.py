@@ -92,7 +92,7 @@ def test_a_correction_still_names_its_entry_after_lines_are_inserted_above_it(la
     old = next(e for e in json.loads(cli("list", "--json").stdout)["entries"] if "noodle" in e["text"])
     today = f"daily/{dt.date.today().isoformat()}.md"
     assert old["start_line"] == 19 and old["superseded_by"].startswith(f"{today}:")
-    hits = _search(cli, "lunch noodle bar", "--mode", "bm25")
+    hits = [h for h in _search(cli, "lunch noodle bar", "--mode", "bm25") if h["unit"] == "entry"]  # not the summary
     assert [h["path"] for h in hits[:2]] == [today, f"daily/{DAY}.md"]  # the correction first, then the old entry
     assert hits[0]["corrects"] == f"daily/{DAY}.md#{hits[1]['entry_id']}" and hits[1]["superseded"]
 

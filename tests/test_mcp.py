@@ -91,6 +91,14 @@ async def _tools(session: ClientSession) -> None:
     assert "Likes short commit messages" in stable, stable
     liked = _data(await session.call_tool("memory_search", {"query": "short commit messages", "scope": "user"}))
     assert liked["answered_by"] == "hybrid" and "commit messages" in liked["hits"][0]["snippet"], liked
+    assert liked["floor"]["passed"] >= 1 and liked["nothing_relevant"] is False  # the floor is on by default
+    helm = {"query": "kubernetes helm chart"}  # issue 27, case 8: nothing about it, and the reply says so
+    nothing = _data(await session.call_tool("memory_search", helm))
+    assert nothing["hits"] == [] and nothing["nothing_relevant"] is True and nothing["floor"]["min_similarity"] == 0.1
+    unfloored = _data(await session.call_tool("memory_search", {**helm, "min_similarity": None}))
+    assert unfloored["floor"] is None and unfloored["nothing_relevant"] is False
+    auto = _data(await session.call_tool("memory_search", {**helm, "min_similarity": "auto", "mode": "bm25"}))
+    assert auto["floor"] is None  # a keyword search has no cosine to cut on: no floor rather than an error
     page = _data(await session.call_tool("memory_list", {"limit": 1}))
     assert len(page["entries"]) == 1 and page["total"] >= 2 and page["next_offset"] == 1
     rest = _data(await session.call_tool("memory_list", {"offset": page["next_offset"], "limit": 200}))

@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from memvault.vault.daily import append_daily
-from memvault.vault.entries import Entry, check_tag, entry_ids, entry_ref, says_same, tags_in, vault_entries
+from memvault.vault.daily import append_daily, vault_lang
+from memvault.vault.days import SUMMARY_CHARS, read_day, set_summary, summary_of
+from memvault.vault.entries import Entry, check_tag, clip, entry_ids, entry_ref, says_same, tags_in, vault_entries
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.forget import select
 from memvault.vault.paths import Layout
 from memvault.vault.supersede import mark_superseded, pointer, points_at
+from memvault.vault.templates import daily_template
 
 T = TypeVar("T")
 
@@ -62,7 +64,9 @@ def correct(
     already there and only marks."""
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
+    topic = match or target.key or clip(target.fact, 60)  # what the person named it by, else what it said
     if target.corrects and says_same(target.text, text):  # run again: this correction is the current version
+        note_in_summary(layout, now.date(), topic, text)
         return _finish(layout, target, now.date().isoformat())
     if target.superseded:
         raise UsageError(
@@ -71,9 +75,31 @@ def correct(
     kept = (("key", target.key),) if target.key else ()  # the newer version of the same fact
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
                          fields=(*kept, ("corrects", pointer(target))))  # fmt: skip
+    note_in_summary(layout, now.date(), topic, text)  # before the mark, which finds the old entry where it is now
     crash_point("before-supersede")
     line = mark_superseded(layout, target, now.date().isoformat())
     return Corrected(saved.path, saved.status, layout.root / target.path, line)
+
+
+CORRECTED = {"en": "corrected {topic}: {text}", "zh": "更正 {topic}：{text}"}
+
+
+def note_in_summary(layout: Layout, day: dt.date, topic: str, text: str) -> None:
+    """Add the corrected topic and the new truth to the day's summary (its frontmatter `index`), so a
+    search or a catalog scan for the topic finds today's word on it beside an old day's (seed 004:
+    "in today's index, note the corrected topic and the new truth"). Cut to what the summary's 300
+    characters leave; nothing when they leave no room, or when it says so already (a run again)."""
+    lang = vault_lang(layout)
+    current = read_day(layout, layout.daily_note(day)) if layout.daily_note(day).is_file() else None
+    summary = (summary_of(current) if current else None) or ""
+    part = CORRECTED[lang].format(topic=" ".join(topic.split()), text=" ".join(text.split()))
+    if part in summary:
+        return
+    room = SUMMARY_CHARS - len(summary) - (2 if summary else 0)
+    if room < min(len(part), 40):
+        return
+    said = f"{summary}; {clip(part, room)}" if summary else clip(part, room)
+    set_summary(layout, day, said, daily_template(day, lang))
 
 
 def _finish(layout: Layout, done: Entry, day: str) -> Corrected:

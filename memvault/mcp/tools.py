@@ -34,7 +34,7 @@ def source(path: str, start: int, end: int) -> str:
     return f"{path}#L{start}-L{end}"
 
 
-def _parameter(option: Option) -> inspect.Parameter:
+def _parameter(option: Option, default: Any) -> inspect.Parameter:
     """A search option as a tool parameter: its type, choices, bounds and help from its one declaration."""
     kind: Any = {"float|auto": float | Literal["auto"]}.get(option.kind, option.kind)  # type: ignore[arg-type]
     if option.choices:
@@ -44,7 +44,7 @@ def _parameter(option: Option) -> inspect.Parameter:
     maximum = MAX_HITS if option.name == "limit" else option.maximum
     field = Field(description=option.help, ge=option.minimum if option.kind != "float|auto" else None,
                   le=maximum if option.kind != "float|auto" else None)  # fmt: skip
-    return inspect.Parameter(option.attr, inspect.Parameter.KEYWORD_ONLY, default=option.default,
+    return inspect.Parameter(option.attr, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind | None, field])  # fmt: skip
 
 
@@ -99,8 +99,9 @@ class MemoryTools:
 
     def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> dict[str, Any]:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
-        notes or MEMORY.md; `min_similarity` (a cosine, about 0.8 for the default model) drops
-        weak hits, and `floor.passed == 0` then means nothing relevant is remembered. `decay`: a
+        notes or MEMORY.md; `min_similarity` drops weak hits: "auto" (the default: the model's
+        floor for the question's language), a cosine, or null for none; `nothing_relevant` is then
+        true when no hit passed (nothing relevant is remembered). `decay`: a
         half-life in days for daily-note hits; `mmr`: 0..1, lower gives more varied hits; `dates`:
         how date words in the query ("last week", "上周") act. Each hit is one entry (or a piece of
         free text: `unit`) with its `source` (path#Lstart-Lend) and `entry_id`, which memory_get,
@@ -108,14 +109,17 @@ class MemoryTools:
         `superseded` / `corrects` when it has them. At most 50 hits."""
 
         def call() -> dict[str, Any]:
-            given = {**options, "limit": min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)}
+            limit = min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)
+            given = {"min_similarity": "auto", **options, "limit": limit}  # an explicit null: no floor
+            if given.get("mode") in ("bm25", "substring") and given.get("min_similarity") == "auto":
+                given["min_similarity"] = None  # the default floor is on cosines: a keyword search has none
             result = self.scopes.search_result(Search(query, build_options(**given)), scope)
             hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope, "unit": h.unit,
                      **{k: h.about[k] for k in ABOUT if h.about.get(k)},
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
                     for h in result.hits]  # fmt: skip
             return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor,
-                    "dates": result.dates}  # fmt: skip
+                    "nothing_relevant": result.floor is not None and not hits, "dates": result.dates}  # fmt: skip
 
         return self._run(call)
 
@@ -123,7 +127,7 @@ class MemoryTools:
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
          inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
          inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="all", annotation=ReadScope),
-         *(_parameter(o) for o in OPTIONS)],
+         *(_parameter(o, "auto" if o.name == "min_similarity" else o.default) for o in OPTIONS)],
         return_annotation=dict[str, Any],
     )  # fmt: skip
 

@@ -14,9 +14,10 @@
 
 Recall is a cascade, and the answer names the tier that answered. `dense` means hybrid hits
 (ranked by fusion, which measured best) whose cosine to the query reaches the model's relevance
-floor, when at least 3 pass. `keyword` means hybrid hits below the floor, when at least 2 hold two
-of the query's words or more. `recent` means too little was found: the few hits the first two tiers did find, then the
-newest daily entries, so the agent sees what happened last.
+floor for the query's script, when at least 3 pass. `keyword` means hybrid hits below the floor,
+when at least 2 hold two of the query's words or more. With fewer, the few hits found come first,
+named by the tier that found them, then the newest daily entries fill the rest; `recent` means
+nothing relevant was found at all: the newest daily entries alone, so the agent sees what happened last.
 """
 
 from __future__ import annotations
@@ -155,10 +156,13 @@ def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
         return "keyword", _items(keyword_hits)
     found = _items([*dense_hits, *keyword_hits])
     found = [item for n, item in enumerate(found) if item not in found[:n]]
-    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
+    shown = {(item["path"], item["start_line"]) for item in found}
+    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded
+             and (e.path, e.start_line) not in shown]  # fmt: skip
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
-    return "recent", found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                               "text": clip(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
+    tier = "dense" if dense_hits else "keyword" if keyword_hits else "recent"  # `recent`: nothing relevant found
+    return tier, found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                           "text": clip(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
 
 
 def context(rt: SearchRuntime, request: Context) -> Contexted:

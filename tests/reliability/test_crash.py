@@ -253,9 +253,9 @@ def test_sigkill_between_a_correction_and_its_mark_is_finished_by_running_it_aga
     memory = layout.root / "MEMORY.md"
     assert "superseded" not in memory.read_text(encoding="utf-8")
     (today,) = (layout.root / "daily").glob("*.md")
-    assert today.read_text(encoding="utf-8").count("Likes black tea now") == 1
+    assert today.read_text(encoding="utf-8").count("Likes black tea now [") == 1  # the entry, not the summary
     again = run_cli(layout, *args)
     assert again.returncode == 0 and "already written" in again.stdout, again.stderr
-    assert today.read_text(encoding="utf-8").count("Likes black tea now") == 1
+    assert today.read_text(encoding="utf-8").count("Likes black tea now [") == 1  # the entry, not the summary
     assert memory.read_text(encoding="utf-8").count("[superseded:: ") == 1
     tally("crash", 1)
