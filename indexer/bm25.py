@@ -1,4 +1,5 @@
-"""Exact BM25 (rank-bm25's BM25Okapi with Lucene's idf) over postings kept in the manifest's SQLite file.
+"""Exact BM25Okapi (as `rank-bm25` defines it, with a positive idf floor) over postings kept in the
+manifest's SQLite file.
 
 A document is a chunk, numbered by its `slot`. Postings are packed by block of `BLOCK` slots: one
 row per term and block holds the documents of that block that have the term (one byte each, the
@@ -10,11 +11,13 @@ Scores are computed over numpy arrays, never per posting in Python. Writes happe
 manifest's transactions (a chunk and its postings commit together); `BM25` keeps the arrays of
 the terms it has read until a write in this process touches them.
 
-The idf is Lucene's, ln(1 + (N - df + 0.5) / (df + 0.5)), not Okapi's ln((N - df + 0.5) / (df + 0.5))
-with negative values raised to a quarter of the vocabulary's mean: in a new vault of a few notes
-Okapi's is 0 or below for most words (a word in 2 of 4 chunks has idf 0), so the note that holds
-the query's words scored 0.0 or less and ranked below one that did not (issue 27, case 7). Lucene's
-is positive for every word, and for a word in few of many chunks the same to within 1/(N/df).
+rank-bm25's one global quantity, the floor for negative idfs (epsilon times the average idf of
+the whole vocabulary), is read only when a query term is in half the documents or more. In a new
+vault of a few notes that floor is itself 0 or below (most words are in half the chunks), and a
+word in exactly half has idf 0: the note holding "kayak trip" scored -0.03 and ranked below one
+that did not (issue 27, case 7). There the floor is raised to Lucene's idf, ln(1 + (N - df + 0.5)
+/ (df + 0.5)), positive for every word; wherever rank-bm25's floor is positive (every vault of
+some size) the scores are rank-bm25's. (Lucene's idf throughout cost LoCoMo 0.007 BM25 nDCG@10.)
 """
 
 from __future__ import annotations
@@ -242,20 +245,21 @@ class _Postings:
 
 
 class BM25:
-    """Scores that match rank_bm25.BM25Okapi.get_scores with Lucene's idf, read from the postings of the
-    query's terms."""
+    """Scores that match rank_bm25.BM25Okapi.get_scores (its idf floor raised to be positive), read from
+    the postings of the query's terms."""
 
-    def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75) -> None:
+    def __init__(self, db: sqlite3.Connection, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.db = db
-        self.k1, self.b = k1, b
+        self.k1, self.b, self.epsilon = k1, b, epsilon
         self._postings: OrderedDict[str, _Postings | None] = OrderedDict()
         self._held = 0  # postings in `_postings`
         self._corpus: tuple[int, int] | None = None
+        self._floor: float | None = None
         self._length_blocks: dict[int, np.ndarray] = {}
 
     def changed(self, term_ids: set[int] | None = None) -> None:
         """A write in this process added or removed documents holding these terms (None: any)."""
-        self._corpus = None
+        self._corpus = self._floor = None
         self._length_blocks = {}
         if term_ids is None:
             self._postings.clear()
@@ -308,6 +312,13 @@ class BM25:
         self._length_blocks.update((b, _length_block(blob)) for b, blob in _length_rows(self.db, missing))
         return self._length_blocks
 
+    def _negative_floor(self, n: int) -> float:
+        if self._floor is None:
+            df = np.array([r[0] for r in self.db.execute("SELECT df FROM terms WHERE df > 0")], dtype=np.float64)
+            idf = np.log(n - df + 0.5) - np.log(df + 0.5)
+            self._floor = self.epsilon * (float(idf.sum()) / len(df) if len(df) else 0.0)
+        return self._floor
+
     def scores(self, query: list[str], allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of every document holding a query term (others score 0, as in rank-bm25),
         among `allowed` slots (sorted) when given."""
@@ -323,7 +334,9 @@ class BM25:
             if found is None:
                 continue
             df = len(found.slots)
-            idf = math.log1p((n - df + 0.5) / (df + 0.5))
+            idf = math.log(n - df + 0.5) - math.log(df + 0.5)
+            if idf <= 0:  # a word in half the documents or more
+                idf = max(self._negative_floor(n), math.log1p((n - df + 0.5) / (df + 0.5)))
             tf = found.tfs.astype(np.float64)
             parts.append(idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * found.lengths / avgdl)))
             slots.append(found.slots)

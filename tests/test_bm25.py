@@ -1,4 +1,4 @@
-"""BM25 over SQLite postings against the oracle, rank_bm25.BM25Okapi with Lucene's idf, after random adds and removes:
+"""BM25 over SQLite postings against the oracle, rank_bm25.BM25Okapi (idf floor positive), after adds and removes:
 both a long-lived reader (its cached postings kept in step by `changed`) and a fresh one."""
 
 from __future__ import annotations
@@ -15,10 +15,16 @@ from memvault.indexer import bm25
 
 
 class BM25Okapi(Okapi):
-    """The oracle: rank-bm25's BM25Okapi with Lucene's idf, ln(1 + (N - df + 0.5) / (df + 0.5)), as ours."""
+    """The oracle: rank-bm25's BM25Okapi, its floor for idfs of 0 and below raised to Lucene's idf,
+    ln(1 + (N - df + 0.5) / (df + 0.5)), where that is higher (a vault of a few notes), as ours."""
 
     def _calc_idf(self, nd: dict[str, int]) -> None:
-        self.idf = {word: math.log1p((self.corpus_size - df + 0.5) / (df + 0.5)) for word, df in nd.items()}
+        super()._calc_idf(nd)
+        for word, df in nd.items():
+            okapi = math.log(self.corpus_size - df + 0.5) - math.log(df + 0.5)
+            if okapi <= 0:
+                floor = self.epsilon * self.average_idf
+                self.idf[word] = max(floor, math.log1p((self.corpus_size - df + 0.5) / (df + 0.5)))
 
 
 VOCAB = ["a", "b", "c", "d", "e", "f", "g", "向量", "存储", "引擎"]
