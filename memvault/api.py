@@ -177,10 +177,12 @@ class Vault:
         return self.run(Verify()).disagreements
 
     # verbs on the files alone --------------------------------------------
-    def init(self, lang: str = "zh") -> list[Path]:
+    def init(self, lang: str | None = None) -> list[Path]:
+        """Create the vault's folders and MEMORY.md, in `lang` (zh or en), else the locale's language."""
         from memvault.vault.memory_file import init_vault
+        from memvault.vault.templates import locale_lang
 
-        return init_vault(self.layout, lang)
+        return init_vault(self.layout, lang or locale_lang())
 
     def sections(self) -> list[Section]:
         from memvault.vault.memory_file import list_sections

@@ -38,3 +38,19 @@ def test_show_memory_and_sections_before_init(layout, cli):
     assert result.returncode == 4 and "MEMORY.md: no such note" not in result.stdout
     assert "no such note" in result.stderr
     assert cli("sections").returncode == 1
+
+
+def test_a_vault_that_is_not_there_is_named_not_made_and_the_version_is_one_flag_away(layout, cli, tmp_path):
+    """Issue 29: a mistyped --vault exited 0 with no hits (or the user vault's), and the first save made
+    a vault there with the Chinese template whatever the person meant."""
+    typo = tmp_path / "memroy"
+    for args in (("search", "deploy"), ("remember", "--type", "config", "Uses pnpm"), ("status",), ("mcp",)):
+        refused = cli("--vault", str(typo), *args, input="")
+        assert refused.returncode == 2 and f"{typo}: no vault there" in refused.stderr, (args, refused)
+        assert refused.stderr.count("\n") == 1
+    assert not typo.exists()
+    env = {"MEMVAULT_VAULT": str(typo)}
+    assert "no vault there" in cli("search", "deploy", env=env).stderr  # the same through the environment
+    assert cli("--vault", str(typo), "init", "--lang", "en").returncode == 0 and typo.is_dir()
+    version = cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("memvault ") and version.stdout.strip()[-1].isdigit()

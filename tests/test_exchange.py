@@ -110,6 +110,7 @@ def test_memvault_exports_round_trip_with_keys_tags_sections_and_days(layout, cl
     assert exported["memvault_export"] == 1 and exported["count"] == 5
 
     def import_into(name: str, file: Path, *more: str) -> tuple[dict, list[dict]]:
+        (tmp_path / name).mkdir(exist_ok=True)
         env = {"MEMVAULT_VAULT": str(tmp_path / name)}  # an empty folder: no init
         reply = _imported(cli("import", str(file), "--json", env=env))
         header, *rows = [json.loads(line) for line in cli("export", "--format", "jsonl", env=env).stdout.splitlines()]

@@ -1,15 +1,26 @@
 from __future__ import annotations
 
 from memvault.vault.memory_file import init_vault, list_sections
+from memvault.vault.paths import Layout
 from memvault.vault.templates import MEMORY_SECTIONS
 
 
 def test_init_creates_daily_and_memory_with_predefined_sections(layout, cli):
-    result = cli("init")
+    result = cli("init", env={"LC_ALL": "", "LANG": "zh_CN.UTF-8"})  # the locale's language (issue 29)
     assert result.returncode == 0, result.stderr
     assert layout.daily_dir.is_dir()
     titles = [s.title for s in list_sections(layout)]
     assert titles == [t["zh"] for t in MEMORY_SECTIONS.values()]
+
+
+def test_init_follows_the_locale_unless_told(tmp_path, cli):
+    for locale, lang in (("en_GB.UTF-8", "en"), ("C.UTF-8", "en"), ("", "en"), ("zh_TW.UTF-8", "zh")):
+        root = tmp_path / (locale or "unset")
+        assert cli("--vault", str(root), "init", env={"LC_ALL": "", "LC_MESSAGES": "", "LANG": locale}).returncode == 0
+        assert [s.title for s in list_sections(Layout(root))] == [t[lang] for t in MEMORY_SECTIONS.values()], locale
+    told = tmp_path / "told"
+    assert cli("--vault", str(told), "init", "--lang", "zh", env={"LANG": "en_US.UTF-8"}).returncode == 0
+    assert [s.title for s in list_sections(Layout(told))] == [t["zh"] for t in MEMORY_SECTIONS.values()]
 
 
 def test_init_english_template(layout):

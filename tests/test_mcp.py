@@ -70,7 +70,9 @@ async def _tools(session: ClientSession) -> None:
     assert "<memory-context" in context["text"] and "6543" in context["text"]
     assert any("6543" in item["text"] for item in context["recall"]) and "stable" in context
 
-    assert _data(await session.call_tool("memory_status", {}))["files_indexed"] >= 1
+    status = _data(await session.call_tool("memory_status", {}))
+    assert status["files_indexed"] >= 1 and status["memory"]["project"]["current"] == 1  # what an agent has
+    assert status["memory"]["project"]["keyed"] == 1 and "user" not in status["memory"]  # no user vault yet
     extracted = _data(
         await session.call_tool(
             "memory_extract",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ from memvault.vault.daily import backfill_daily
 from memvault.vault.entries import Entry, field_in, normalise, vault_entries
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.fileio import MAX_NOTE_BYTES
-from memvault.vault.guards import check_section_name
+from memvault.vault.guards import check_field_value, check_section_name
 from memvault.vault.memory_file import remember_batch
 from memvault.vault.notes import note_kind
 from memvault.vault.paths import Layout
@@ -151,13 +150,13 @@ def _kinetaios(label: str, i: int, item: Any) -> Incoming:
         except ValueError:
             raise UsageError(f'{where}: "createdAt" {item["createdAt"][:40]!r} is not an ISO date-time') from None
     conversation = item.get("conversationId")
-    if conversation is not None and not _FIELD_VALUE.match(conversation):
-        raise UsageError(f'{where}: "conversationId" {conversation[:40]!r} is not an id (letters, digits, . _ : -)')
+    if conversation is not None:
+        try:
+            check_field_value('"conversationId"', conversation)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
     fields = (("conversation", conversation),) if conversation else ()
     return Incoming(i, item["content"], day, daily=day is not None, fields=fields)
-
-
-_FIELD_VALUE = re.compile(r"^[\w.:-]{1,100}$")  # nothing that could end a `[name:: value]` field or a line
 
 
 def _exported(label: str, i: int, item: Any) -> Incoming:

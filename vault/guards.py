@@ -69,3 +69,13 @@ def check_section_name(name: str) -> str:
     if any(ch in clean for ch in "\n\r#\x00") or len(clean) > 120:
         raise UsageError(f"{name!r}: a section name is one line of at most 120 characters, without '#'")
     return clean
+
+
+_FIELD_VALUE = re.compile(r"^[\w.:-]{1,100}$")  # nothing that could end a `[name:: value]` field or a line
+
+
+def check_field_value(what: str, value: str) -> str:
+    """A value for an inline field an id fills (`[conversation:: ID]`): letters, digits, `. _ : -`."""
+    if not isinstance(value, str) or not _FIELD_VALUE.match(value):
+        raise UsageError(f"{what} {str(value)[:40]!r} is not an id (at most 100 letters, digits, . _ : -)")
+    return value

@@ -48,6 +48,16 @@ def daily_template(day: dt.date, lang: str) -> str:
     return f"{head}# {title}\n\n## {OVERVIEW[lang]}\n\n{counters}\n{sections}".rstrip("\n") + "\n"
 
 
+def locale_lang(environ: dict[str, str] | None = None) -> str:
+    """The language of the person's locale, as POSIX finds it (LC_ALL, then LC_MESSAGES, then LANG):
+    Chinese for a `zh` locale, else English (a C or unset locale too)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    chosen = next((env[k] for k in ("LC_ALL", "LC_MESSAGES", "LANG") if env.get(k)), "")
+    return "zh" if chosen.lower().startswith("zh") else "en"
+
+
 def detect_lang(text: str | None) -> str:
     """The vault's language, read off MEMORY.md: English only if it uses the English section names."""
 

@@ -41,6 +41,22 @@ def _report_to_stderr() -> None:
     logger.propagate = False
 
 
+# `init` makes the vault; `hooks` checks for itself (uninstall works with the vault gone); `hook`
+# answers a missing vault as it answers every failure, without blocking the host's prompt
+NO_VAULT_NEEDED = ("init", "hooks", "hook")
+
+
+def _vault_there(arg: str | None) -> None:
+    """A vault folder that does not exist is a mistyped --vault or $MEMVAULT_VAULT, refused in one line,
+    not a new vault made by the first save (nor a search that answers nothing, or the user vault's)."""
+    from memvault.vault.errors import UsageError
+    from memvault.vault.paths import resolve_vault
+
+    root = resolve_vault(arg).root
+    if not root.is_dir():
+        raise UsageError(f"{root}: no vault there (check --vault or $MEMVAULT_VAULT); create one with `memvault init`")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
@@ -57,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "daemon" or args.action != "run":
         _report_to_stderr()
     try:
+        if args.command not in NO_VAULT_NEEDED:
+            _vault_there(getattr(args, "vault", None))
         with Vault(getattr(args, "vault", None), progress=args.command == "index" and not args.json) as vault:
             return args.handler(args, vault)
     except MemvaultError as exc:

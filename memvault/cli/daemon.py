@@ -14,9 +14,12 @@ STATUS_KEYS = ("vault", "files_on_disk", "files_indexed", "files_pending", "file
 
 
 def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.verbs.entries import Overview
+
     status = vault.status()
+    memory = vault.run(Overview()).to_json()
     if args.json:
-        print(json.dumps(status, ensure_ascii=False))
+        print(json.dumps({**status, "memory": memory}, ensure_ascii=False))
         return 0
     for key in STATUS_KEYS:
         print(f"{key:<15} {status[key]}")
@@ -26,6 +29,11 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
         print(f"{'vectors':<15} {vectors['embedded']} of {vectors['total']} embedded{left}")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
+    m = memory
+    print(f"{'entries':<15} {m['current']} current ({m['keyed']} keyed), {m['superseded']} superseded; "
+          f"{m['summaries']} conversation summaries; {m['review']} proposals to review")  # fmt: skip
+    print(f"{'stable block':<15} {m['stable_entries']} entries, {m['stable_chars']} characters in every prompt")
+    print(f"{'recalled':<15} {m['recalled']} entries, {m['recalls']} times, by searches the daemon served")
     return 0
 
 

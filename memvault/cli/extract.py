@@ -28,7 +28,7 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
             text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{args.file}: cannot read it as UTF-8 text ({exc})") from None
-    reply = vault.run(Extract(text, args.file))
+    reply = vault.run(Extract(text, args.file, args.title, args.id))
     for warning in reply.warnings:
         print(f"memvault: {warning}", file=sys.stderr)
     if args.json:
@@ -42,5 +42,8 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
 
 def add_extract_commands(add: Add) -> None:
     p = add("extract", cmd_extract, "summarise a conversation into today's note; its lasting statements go to review")
-    p.add_argument("file", help="CONVERSATION.json: [{role, content}], JSON lines, or {messages: [...]} ('-': stdin)")
+    p.add_argument("file", help="CONVERSATION.json: [{role, content}], JSON lines, {messages: [...]}, or a Claude "
+                   "Code transcript ('-': stdin)")  # fmt: skip
+    p.add_argument("--title", help="the conversation's title: it heads the summary")
+    p.add_argument("--id", help="the conversation's id, kept on the summary as [conversation:: ID]")
     p.add_argument("--json", action="store_true")

@@ -51,7 +51,7 @@ def add_note_commands(add: Add) -> None:
     from memvault.vault.templates import LANGS
 
     p = add("init", cmd_init, "create daily/ and MEMORY.md (never overwrites)")
-    p.add_argument("--lang", choices=LANGS, default="zh", help="section names in Chinese or English")
+    p.add_argument("--lang", choices=LANGS, help="section names in Chinese or English (default: the locale's)")
 
     p = add("show", cmd_show, "print a note: a date, 'memory', or a vault-relative path")
     p.add_argument("ref", nargs="?", default="today")

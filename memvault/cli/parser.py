@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from importlib.metadata import version
 from typing import NoReturn
 
 from memvault.cli.common import Handler, common_options
@@ -22,12 +23,14 @@ def build_parser() -> argparse.ArgumentParser:
     from memvault.cli.exchange import add_exchange_commands
     from memvault.cli.extract import add_extract_commands
     from memvault.cli.generic import add_generic_commands
+    from memvault.cli.hooks import add_hook_commands
     from memvault.cli.index import add_index_arguments, cmd_index
     from memvault.cli.notes import add_note_commands
     from memvault.cli.search import add_search_commands
 
     common = common_options()
     parser = Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
+    parser.add_argument("--version", action="version", version=f"memvault {version('memvault')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
@@ -43,5 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_arguments(add("index", cmd_index, "bring the index up to date with the notes (incremental)"))
     add_search_commands(add)
     add_daemon_commands(add)
+    add_hook_commands(add)
     add_generic_commands(add)
     return parser

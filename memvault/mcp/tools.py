@@ -224,8 +224,13 @@ class MemoryTools:
         return self._run(lambda: self.scopes.context(query, wanted, scope))  # what `context --json` gives
 
     def memory_status(self) -> dict[str, Any]:
-        """The vault: files on disk and indexed, failures, the model and the store."""
+        """The vault: files on disk and indexed, failures, the model and the store; and `memory`, per
+        scope, what it holds for an agent: entries (current, superseded, keyed), the stable block's
+        entries and characters, conversation summaries, proposals to review, entries recalled."""
+        from memvault.verbs.entries import Overview
+
         status = self._run(self.vault.status)
         keys = ("vault", "files_on_disk", "files_indexed", "files_pending", "files_failed", "chunks", "embedder",
                 "store", "failures")  # fmt: skip
-        return {k: status.get(k) for k in keys}
+        memory = self._run(lambda: {name: v.run(Overview()).to_json() for name, v in self.scopes.read("all")})
+        return {**{k: status.get(k) for k in keys}, "memory": memory}

@@ -139,6 +139,30 @@ class Correct(Request, op="correct", reply=Corrected):
     tags: list[str] | None = None
 
 
+@dataclass(frozen=True)
+class Overviewed(Message):
+    """What the vault holds for an agent (seed 002's `/memory status`): its entries (`current`,
+    `superseded`, `keyed`), the stable block every prompt carries (`stable_entries`, `stable_chars`
+    at the default budget), the conversation summaries `extract` wrote, the proposals waiting in
+    REVIEW.md, and how many entries searches the daemon served have returned (`recalled`, `recalls`)."""
+
+    current: int
+    superseded: int
+    keyed: int
+    stable_entries: int
+    stable_chars: int
+    summaries: int
+    review: int
+    recalled: int
+    recalls: int
+
+
+@dataclass(frozen=True)
+class Overview(Request, op="overview", reply=Overviewed):
+    """What the vault holds for an agent: entries, the stable block's size, conversation summaries,
+    proposals to review, entries recalled."""
+
+
 # the verbs ----------------------------------------------------------------
 def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
     found = collect(rt.layout, request.section, request.tag, request.key)
@@ -196,3 +220,19 @@ def correct(rt: EntryRuntime, request: Correct) -> Corrected:
     rel, old = rt.layout.relative(done.path), rt.layout.relative(done.old_path)
     return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old]))))
 
+
+def overview(rt: EntryRuntime, request: Overview) -> Overviewed:
+    from memvault.vault.conversation import conversation_summaries
+    from memvault.vault.entries import vault_entries
+    from memvault.vault.proposals import review
+    from memvault.verbs.context import Contexted, render, stable_entries
+
+    entries = list(vault_entries(rt.layout))
+    stable = render([("project", Contexted(stable_entries(rt.layout)))])
+    recalls = rt.recalls()
+    keys = {entry_key(e.text) for e in entries}
+    mine = [times for key, (_, times) in recalls.items() if key in keys]
+    return Overviewed(sum(not e.superseded for e in entries), sum(bool(e.superseded) for e in entries),
+                      sum(bool(e.key) and not e.superseded for e in entries), len(stable["stable"]),
+                      len(stable["text"]), len(conversation_summaries(rt.layout, 10_000)), len(review(rt.layout)),
+                      len(mine), sum(mine))  # fmt: skip

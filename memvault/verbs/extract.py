@@ -11,7 +11,7 @@ from memvault.protocol import Message, Request, arg
 from memvault.vault.conversation import parse_conversation, summarise
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import GuardError, UsageError
-from memvault.vault.guards import check_entry
+from memvault.vault.guards import check_entry, check_field_value
 from memvault.vault.memory_file import remember
 from memvault.vault.proposals import Candidate, find_candidates, propose, review, take
 from memvault.verbs.runtime import WriteRuntime
@@ -65,10 +65,14 @@ class Rejected(Message):
 
 @dataclass(frozen=True)
 class Extract(Request, op="extract", reply=Extracted, timeout=120.0):
-    """A conversation (the text of a JSON, JSON-lines or `{"messages": [...]}` file), by `name`."""
+    """A conversation (the text of a JSON, JSON-lines or `{"messages": [...]}` file, or a Claude Code
+    transcript), by `name`; its `title` heads the summary, and its id is kept on it as
+    `[conversation:: ID]` (seed 000 finds a conversation's memories by it)."""
 
     conversation: str
     name: str = "conversation"
+    title: str | None = None
+    conversation_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,11 +111,13 @@ def _safe(candidates: list[Candidate], warnings: list[str]) -> list[Candidate]:
 
 def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     messages = parse_conversation(request.conversation, request.name)
-    summary = summarise(messages)
+    fields = (("conversation", check_field_value("conversation id", request.conversation_id)),) \
+        if request.conversation_id is not None else ()  # fmt: skip
+    summary = summarise(messages, request.title)
     warnings = list(summary.left_out)
     if summary.cut:
         warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
-    saved = append_daily(rt.layout, summary.text, section="conversation")
+    saved = append_daily(rt.layout, summary.text, section="conversation", fields=fields)
     candidates = find_candidates([m.content for m in messages if m.role == "user"])
     if llm.configured():
         try:

@@ -1,0 +1,74 @@
+"""The CLI commands of the automatic loop: `hook` (what a host runs on each event) and `hooks`
+(install, uninstall, mcp-config); the work is in `memvault.hooks`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from memvault.api import Vault
+from memvault.cli.common import Add
+from memvault.vault.errors import UsageError
+
+HOOK_FAILED = 1  # Claude Code shows a hook's stderr and goes on; 2 would block the user's prompt
+
+
+def cmd_hook(args: argparse.Namespace, vault: Vault) -> int:
+    """Never in the agent's way: whatever goes wrong is one line on stderr and exit 1, which the host
+    shows and passes by (a memvault usage error's exit 2 would block the prompt)."""
+    from memvault.hooks.claude_code import handle, payload_of
+    from memvault.verbs.context import DEFAULT_BUDGET
+
+    try:
+        answer = handle(_existing(vault), payload_of(sys.stdin.read()), args.budget or DEFAULT_BUDGET)
+    except Exception as exc:  # a hook must not fail the host's turn, whatever went wrong
+        print(f"memvault: hook: {exc}", file=sys.stderr)
+        return HOOK_FAILED
+    if answer is not None:
+        print(json.dumps(answer, ensure_ascii=False))
+    return 0
+
+
+def _existing(vault: Vault) -> Vault:
+    if not vault.layout.root.is_dir():
+        raise UsageError(f"{vault.layout.root}: no vault there; create it with `memvault init` first")
+    return vault
+
+
+def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.hooks import settings
+    from memvault.hooks.mcp_config import mcp_config
+
+    if args.action == "mcp-config":
+        sys.stdout.write(mcp_config(_existing(vault).layout, args.host))
+        return 0
+    if args.host != settings.HOST:
+        raise UsageError(f"{args.host!r}: hooks are for claude-code (use `hooks mcp-config {args.host}` for MCP)")
+    path = settings.settings_path(Path.cwd() if args.project else None, args.settings)
+    if args.action == "install":
+        done = settings.install(_existing(vault).layout, path, args.budget)
+        print(f"added {done.added} hooks to {path}" if done.added else f"already installed in {path}")
+        return 0
+    done = settings.uninstall(vault.layout, path)
+    if done.restored:
+        print(f"removed {done.removed} hooks from {path}: it is as it was before install")
+    else:
+        print(f"removed {done.removed} hooks from {path}" if done.removed else f"no memvault hooks in {path}")
+    return 0
+
+
+def add_hook_commands(add: Add) -> None:
+    p = add("hook", cmd_hook, "answer one hook event of an agent's host (its JSON payload on stdin)")
+    p.add_argument("host", choices=["claude-code"])
+    p.add_argument("--budget", type=int, help="characters of memory blocks (default 4000)")
+
+    p = add("hooks", cmd_hooks, "add memvault's hooks to an agent's host settings, take them out, or print "
+            "its MCP set-up")  # fmt: skip
+    p.add_argument("action", choices=["install", "uninstall", "mcp-config"])
+    p.add_argument("host", help="claude-code (hooks and MCP), codex or cursor (MCP)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="this repository's .claude/settings.json")
+    where.add_argument("--settings", type=Path, help="this settings file (default ~/.claude/settings.json)")
+    p.add_argument("--budget", type=int, help="characters of memory blocks the hooks give (default 4000)")

@@ -1,0 +1,150 @@
+"""What `memvault hook claude-code` does with each Claude Code hook payload (JSON on stdin).
+
+The payload fields relied on (Claude Code's hook reference, "Hook input"): every event has
+`session_id`, `transcript_path` (the session's JSON-lines transcript), `cwd` and `hook_event_name`;
+`SessionStart` has `source` (startup, resume, clear, compact), `UserPromptSubmit` has `prompt`,
+`PreCompact` has `trigger` (manual, auto), `SessionEnd` has `reason`. What goes back on stdout is
+`{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`, which Claude Code adds to the
+model's context for the two events that take it.
+
+- `SessionStart`: the `<memory-stable>` block (core entries, latest conversation summaries), once
+  a session and again after a compaction; and the vault's daemon is started when none runs, so the
+  prompts after it are answered in a fraction of a second rather than a cold start each.
+- `UserPromptSubmit`: the `<memory-context>` recall for the prompt, only when something relevant
+  was found (tier `dense` or `keyword`): the newest entries after every prompt would be noise.
+- `PreCompact`, `SessionEnd`: the transcript's messages not yet extracted go through `extract`
+  (their summary into today's note with the session's title and `[conversation:: SESSION_ID]`, the
+  user's lasting statements into REVIEW.md); how far each session got is kept in the vault's state
+  folder, so a compaction then the session's end extract each message once. `SessionEnd` stops the
+  daemon if this session's `SessionStart` started it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memvault.api import Vault
+from memvault.vault.conversation import read_transcript
+from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.fileio import atomic_write
+from memvault.vault.paths import make_state_dir
+
+_STATE = "claude-code-sessions.json"
+KEPT_SESSIONS = 200  # sessions whose progress is remembered, the latest first to stay
+
+
+def payload_of(text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        raise UsageError("the hook's input is not JSON (Claude Code sends the event as a JSON object)") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("hook_event_name"), str):
+        raise UsageError('the hook\'s input has no "hook_event_name"')
+    return payload
+
+
+def _sessions(vault: Vault) -> dict[str, Any]:
+    try:
+        return json.loads((vault.layout.state_dir / _STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_sessions(vault: Vault, sessions: dict[str, Any]) -> None:
+    kept = dict(list(sessions.items())[-KEPT_SESSIONS:])
+    atomic_write(make_state_dir(vault.layout) / _STATE, json.dumps(kept).encode("utf-8"))
+
+
+def _session(payload: dict[str, Any]) -> str:
+    session = payload.get("session_id")
+    return session if isinstance(session, str) and session else "unknown"
+
+
+def _context(text: str, event: str) -> dict[str, Any] | None:
+    if not text.strip():
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
+    from memvault.scopes import Scopes
+
+    session = _session(payload)
+    if not vault.daemon_status()["running"]:
+        try:
+            vault.start_daemon()
+            sessions = _sessions(vault)
+            sessions.setdefault(session, {})["daemon"] = True
+            _save_sessions(vault, sessions)
+        except MemvaultError:
+            pass  # each prompt's hook then answers in its own process, slower but the same
+    with Scopes(vault) as scopes:
+        blocks = scopes.context(None, budget)
+    return _context(blocks["text"] if blocks["stable"] else "", "SessionStart")
+
+
+def prompt_submit(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
+    from memvault.scopes import Scopes
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    with Scopes(vault) as scopes:
+        blocks = scopes.context(prompt, budget)
+    if blocks["tier"] not in ("dense", "keyword") or not blocks["recall"]:
+        return None
+    recall = blocks["text"].split("</memory-stable>\n", 1)[-1]  # the stable block went in at SessionStart
+    return _context(recall, "UserPromptSubmit")
+
+
+def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from memvault.verbs.extract import Extract
+
+    session = _session(payload)
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise UsageError('the hook\'s input has no "transcript_path"')
+    try:
+        with open(Path(path).expanduser(), encoding="utf-8", errors="replace") as fh:
+            messages, title = read_transcript(fh)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the transcript ({exc.strerror or exc})") from None
+    sessions = _sessions(vault)
+    done = sessions.get(session, {}).get("extracted", 0)
+    if done > len(messages):  # a transcript shorter than before is another one: start again
+        done = 0
+    new = messages[done:]
+    if new:
+        conversation_id = session if session != "unknown" else None
+        vault.run(Extract(json.dumps(new, ensure_ascii=False), path, title, conversation_id))
+        sessions = _sessions(vault)
+        sessions.setdefault(session, {})["extracted"] = len(messages)
+        _save_sessions(vault, sessions)
+    return None
+
+
+def stop_own_daemon(vault: Vault, session: str) -> None:
+    """Stop the daemon if this session's start started it (one another session started stays)."""
+    sessions = _sessions(vault)
+    if sessions.get(session, {}).pop("daemon", False):
+        _save_sessions(vault, sessions)
+        vault.stop_daemon()
+
+
+def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
+    """The answer to one hook payload (None: nothing to print); events not named here are left alone."""
+    event = payload["hook_event_name"]
+    if event == "SessionStart":
+        return session_start(vault, payload, budget)
+    if event == "UserPromptSubmit":
+        return prompt_submit(vault, payload, budget)
+    if event == "PreCompact":
+        return extract_transcript(vault, payload)
+    if event == "SessionEnd":
+        try:
+            return extract_transcript(vault, payload)
+        finally:  # a transcript that cannot be read still ends the session's daemon
+            stop_own_daemon(vault, _session(payload))
+    return None

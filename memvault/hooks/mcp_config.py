@@ -1,0 +1,31 @@
+"""The MCP set-up for each host, to paste: this installation's memvault and the vault by absolute
+path, so the server finds the same vault whatever folder the host starts it in."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from memvault.vault.errors import UsageError
+from memvault.vault.paths import Layout
+
+HOSTS = ("claude-code", "codex", "cursor")
+
+
+def server_command(layout: Layout) -> list[str]:
+    script = Path(sys.executable).parent / "memvault"
+    program = [str(script)] if script.is_file() else [sys.executable, "-m", "memvault.cli"]
+    return [*program, "--vault", str(layout.root.resolve()), "mcp"]
+
+
+def mcp_config(layout: Layout, host: str) -> str:
+    command, *args = server_command(layout)
+    if host == "claude-code":  # `claude mcp add NAME -- COMMAND ARGS...`; --scope user for every project
+        return f"claude mcp add --scope user memvault -- {shlex.join([command, *args])}\n"
+    if host == "codex":  # ~/.codex/config.toml
+        return f"[mcp_servers.memvault]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
+    if host == "cursor":  # ~/.cursor/mcp.json, or .cursor/mcp.json in a repository
+        return json.dumps({"mcpServers": {"memvault": {"command": command, "args": args}}}, indent=2) + "\n"
+    raise UsageError(f"{host!r}: no such host; use one of {', '.join(HOSTS)}")

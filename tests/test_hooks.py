@@ -1,0 +1,169 @@
+"""The automatic loop through Claude Code's hooks (issue 29): `hooks install` merges with the settings
+there and `uninstall` takes exactly its own out; a recorded session's payloads, the transcript a real
+JSON-lines file in Claude Code's shape, go through `memvault hook claude-code` as Claude Code runs it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+from pathlib import Path
+
+from tests.reliability.conftest import HASH_ENV
+
+SESSION = "5a0ddcd0-5487-4794-99ac-143f6bb9e248"
+THEIRS = {  # a settings file as a person keeps it: their own hook, permissions, their formatting
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo checked"}]}],
+              "SessionStart": [{"hooks": [{"type": "command", "command": "cat NOTES.md"}]}]},
+}  # fmt: skip
+
+
+def _line(kind: str, content, **extra) -> str:
+    role = "user" if kind == "user" else "assistant"
+    return json.dumps({"type": kind, "uuid": f"u{len(content)}", "sessionId": SESSION, "parentUuid": None,
+                       "timestamp": "2026-12-02T10:00:00.000Z", "message": {"role": role, "content": content},
+                       **extra})  # fmt: skip
+
+
+def _transcript(path: Path, more: bool = False) -> Path:
+    """A transcript as Claude Code writes it: other line types, tool calls and results, thinking,
+    a subagent's lines and a slash command's echo among the conversation."""
+    lines = [
+        json.dumps({"type": "queue-operation", "operation": "dequeue", "sessionId": SESSION}),
+        json.dumps({"type": "summary", "summary": "Release day planning", "leafUuid": "x"}),
+        _line("user", "<command-name>/clear</command-name>"),
+        _line("user", "We decided to ship on Tuesdays from now on."),
+        _line("assistant", [{"type": "thinking", "thinking": "plan", "signature": "s"},
+                            {"type": "text", "text": "Noted: releases go out on Tuesdays."},
+                            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}}]),
+        _line("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "file text"}]),
+        _line("user", "Search the code for the release script", isSidechain=True),
+        _line("user", "Also, I prefer squash merges for feature branches."),
+        _line("assistant", [{"type": "text", "text": "Understood, squash merges it is."}]),
+    ]  # fmt: skip
+    if more:
+        lines += [_line("user", "Thanks, that is all for today."), _line("assistant", "Bye!")]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _hook(cli, payload: dict, *args: str):
+    return cli("hook", "claude-code", *args, input=json.dumps(payload), env=HASH_ENV)
+
+
+def _payload(event: str, transcript: Path, **extra) -> dict:
+    return {"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/work/project",
+            "hook_event_name": event, "permission_mode": "default", **extra}  # fmt: skip
+
+
+def test_install_merges_with_the_settings_and_uninstall_leaves_them_byte_identical(layout, cli, tmp_path):
+    assert cli("init", "--lang", "en").returncode == 0
+    settings = tmp_path / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    original = json.dumps(THEIRS, indent=4) + "\n"  # not the indentation memvault writes
+    settings.write_text(original, encoding="utf-8")
+    done = cli("hooks", "install", "claude-code", "--settings", str(settings))
+    assert done.returncode == 0 and done.stdout.startswith("added 4 hooks"), done
+    merged = json.loads(settings.read_text(encoding="utf-8"))
+    assert merged["permissions"] == THEIRS["permissions"]
+    assert merged["hooks"]["PreToolUse"] == THEIRS["hooks"]["PreToolUse"]
+    assert merged["hooks"]["SessionStart"][0] == THEIRS["hooks"]["SessionStart"][0]  # theirs first, still there
+    ours = {event: groups[-1]["hooks"][0] for event, groups in merged["hooks"].items() if event != "PreToolUse"}
+    assert set(ours) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
+    words = shlex.split(ours["UserPromptSubmit"]["command"])
+    assert words[1:] == ["--vault", str(layout.root), "hook", "claude-code"] and Path(words[0]).is_absolute()
+    assert all(h["type"] == "command" and h["timeout"] > 0 for h in ours.values())
+    again = cli("hooks", "install", "claude-code", "--settings", str(settings))
+    assert again.stdout.startswith("already installed") and json.loads(settings.read_text()) == merged
+    gone = cli("hooks", "uninstall", "claude-code", "--settings", str(settings))
+    assert gone.returncode == 0 and "as it was before install" in gone.stdout, gone
+    assert settings.read_text(encoding="utf-8") == original  # byte for byte
+
+    fresh = tmp_path / "repo"  # --project: the repository's .claude/settings.json, created and removed
+    fresh.mkdir()
+    assert cli("hooks", "install", "claude-code", "--project", cwd=fresh).returncode == 0
+    assert (fresh / ".claude" / "settings.json").is_file()
+    assert cli("hooks", "uninstall", "claude-code", "--project", cwd=fresh).returncode == 0
+    assert not (fresh / ".claude" / "settings.json").exists()
+
+
+def test_uninstall_after_the_file_changed_takes_out_only_memvaults_hooks(layout, cli, tmp_path):
+    assert cli("init", "--lang", "en").returncode == 0
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(THEIRS), encoding="utf-8")
+    assert cli("hooks", "install", "claude-code", "--settings", str(settings)).returncode == 0
+    edited = json.loads(settings.read_text(encoding="utf-8"))
+    edited["model"] = "opus"  # the person changed something since
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    gone = cli("hooks", "uninstall", "claude-code", "--settings", str(settings))
+    assert gone.returncode == 0 and gone.stdout.startswith("removed 4 hooks"), gone
+    assert json.loads(settings.read_text(encoding="utf-8")) == {**THEIRS, "model": "opus"}
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    refused = cli("hooks", "install", "claude-code", "--settings", str(broken))
+    assert refused.returncode == 2 and str(broken) in refused.stderr and "\n" not in refused.stderr.strip()
+    assert broken.read_text(encoding="utf-8") == "{not json"  # never written over
+    missing = cli("--vault", str(tmp_path / "nope"), "hooks", "install", "claude-code", "--settings", str(settings))
+    assert missing.returncode == 2 and "no vault there" in missing.stderr
+
+
+def test_a_recorded_claude_code_session_goes_through_the_hooks(layout, cli, cli_process, tmp_path):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "preference", "Answers in English, terse").returncode == 0
+    assert cli("remember", "--type", "config", "The staging database is on port 6543").returncode == 0
+    assert cli("index", env=HASH_ENV).returncode == 0
+    transcript = _transcript(tmp_path / f"{SESSION}.jsonl")
+
+    start = _hook(cli, _payload("SessionStart", transcript, source="startup"), "--budget", "600")
+    assert start.returncode == 0, start.stderr
+    context = json.loads(start.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and "Answers in English, terse" in context["additionalContext"]
+    assert len(context["additionalContext"]) <= 600 + 40  # the budget, and the two tags around it
+    assert cli("daemon", "status", "--json", env=HASH_ENV).stdout.count('"running": true') == 1  # for the prompts
+
+    asked = _hook(cli_process, _payload("UserPromptSubmit", transcript, prompt="which port is staging on?"))
+    assert asked.returncode == 0, asked.stderr
+    recall = json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert recall.startswith("<memory-context") and "6543" in recall and "<memory-stable>" not in recall
+    unrelated = _hook(cli, _payload("UserPromptSubmit", transcript, prompt="zzqxv"))
+    assert unrelated.returncode == 0 and unrelated.stdout == ""  # nothing relevant: nothing added
+
+    compact = _hook(cli, _payload("PreCompact", transcript, trigger="auto", custom_instructions=""))
+    assert compact.returncode == 0 and compact.stdout == "", compact.stderr
+    today = layout.root / "daily" / f"{dt.date.today().isoformat()}.md"
+    note = today.read_text(encoding="utf-8")
+    summary = next(line for line in note.splitlines() if "Conversation: " in line)
+    assert "“Release day planning”, 4 messages, 2 from the user" in summary and f"[conversation:: {SESSION}]" in summary
+    assert "/clear" not in note and "Search the code" not in note and "file text" not in note
+    review = (layout.root / "REVIEW.md").read_text(encoding="utf-8")
+    assert "ship on Tuesdays" in review and "squash merges" in review
+    memory = json.loads(cli("status", "--json", env=HASH_ENV).stdout)["memory"]  # seed 002's /memory status
+    # the stable block: the preference, then the conversation's summary
+    assert (memory["summaries"], memory["review"], memory["current"], memory["stable_entries"]) == (1, 2, 3, 2)
+    assert memory["recalled"] >= 1 and memory["stable_chars"] > len("Answers in English, terse")  # the prompt's
+
+    ended = _hook(cli, _payload("SessionEnd", _transcript(transcript, more=True), reason="prompt_input_exit"))
+    assert ended.returncode == 0, ended.stderr
+    summaries = [line for line in today.read_text(encoding="utf-8").splitlines() if "Conversation: " in line]
+    assert len(summaries) == 2 and "2 messages, 1 from the user" in summaries[1]  # only what came after
+    assert "seen 2x" not in cli("review").stdout  # nothing extracted twice
+    assert '"running": false' in cli("daemon", "status", "--json", env=HASH_ENV).stdout  # the session's daemon
+
+
+def test_a_hook_that_cannot_do_its_work_says_so_in_one_line_and_never_blocks_the_prompt(layout, cli, tmp_path):
+    assert cli("init", "--lang", "en").returncode == 0
+    for given in ("not json", json.dumps({"session_id": "s"}),
+                  json.dumps(_payload("PreCompact", tmp_path / "missing.jsonl", trigger="manual"))):  # fmt: skip
+        failed = cli("hook", "claude-code", input=given, env=HASH_ENV)
+        assert failed.returncode == 1 and failed.stdout == "", failed  # 1: shown and passed by; 2 would block
+        assert failed.stderr.startswith("memvault: hook: ") and failed.stderr.count("\n") == 1, failed.stderr
+    started = _hook(cli, _payload("SessionStart", tmp_path / "gone.jsonl", source="startup"))
+    assert started.returncode == 0 and '"running": true' in cli("daemon", "status", "--json", env=HASH_ENV).stdout
+    ended = _hook(cli, _payload("SessionEnd", tmp_path / "gone.jsonl", reason="other"))
+    assert ended.returncode == 1 and "cannot read the transcript" in ended.stderr
+    assert '"running": false' in cli("daemon", "status", "--json", env=HASH_ENV).stdout  # stopped all the same
+    other = _hook(cli, _payload("Notification", tmp_path / "t.jsonl", message="hi"))
+    assert other.returncode == 0 and other.stdout == ""
+    printed = cli("hooks", "mcp-config", "codex")
+    assert printed.returncode == 0 and f'"--vault", "{layout.root}", "mcp"' in printed.stdout
