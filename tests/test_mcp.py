@@ -69,6 +69,15 @@ async def _tools(session: ClientSession) -> None:
     context = _data(await session.call_tool("memory_context", {"query": "which port is staging on?"}))
     assert "<memory-context" in context["text"] and "6543" in context["text"]
     assert any("6543" in item["text"] for item in context["recall"]) and "stable" in context
+    resources = {str(r.uri): r for r in (await session.list_resources()).resources}  # issue 29: notes to attach
+    assert set(resources) == {"memory://project/MEMORY.md", "memory://project/today", "memory://project/catalog"}
+    memory_md = (await session.read_resource("memory://project/MEMORY.md")).contents[0]
+    assert "port 6543" in memory_md.text and memory_md.mime_type == "text/markdown"
+    assert (await session.read_resource("memory://project/catalog")).contents[0].text.strip()
+    assert [p.name for p in (await session.list_prompts()).prompts] == ["recall"]
+    asked = await session.get_prompt("recall", {"question": "which port is staging on?"})
+    said = asked.messages[0].content.text
+    assert "<memory-context" in said and "6543" in said and said.endswith("which port is staging on?")
 
     status = _data(await session.call_tool("memory_status", {}))
     assert status["files_indexed"] >= 1 and status["memory"]["project"]["current"] == 1  # what an agent has

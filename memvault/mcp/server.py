@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from memvault.api import Vault
+from memvault.mcp.resources import add_resources
 from memvault.mcp.tools import MemoryTools
 from memvault.scopes import Scopes
 from memvault.vault.errors import MemvaultError
@@ -39,6 +40,7 @@ def build_server(vault: Vault) -> Any:
     from mcp.types import ToolAnnotations
 
     server = MCPServer("memvault", instructions=INSTRUCTIONS, version=version("memvault"))
+    add_resources(server, vault)
     for tool in MemoryTools(vault).all():
         name = tool.__name__
         hints = ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
