@@ -150,20 +150,17 @@ def uninstall(layout: Layout, path: Path) -> Changed:
             hooks[event] = kept
         elif len(hooks[event]):  # emptied by this removal, not empty before
             del hooks[event]
-    if recorded and _sha(text) == recorded.get("after"):  # as install left it: put the old bytes back
+    restored = bool(recorded) and _sha(text) == recorded.get("after")
+    if restored:  # as install left it: put the old bytes back (or remove the file it created)
         before = recorded.get("before")
         if before is None:
             path.unlink()
         else:
             atomic_write(path, before.encode("utf-8"), expect=_sha(text))
-        restored = True
     elif removed:
         if not hooks and "hooks" in data:
             del data["hooks"]
         _write(path, text, data)
-        restored = False
-    else:
-        restored = False
     if key in state:
         del state[key]
         _save_state(layout, state)
