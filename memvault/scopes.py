@@ -152,9 +152,12 @@ class Scopes:
         """memvault's export document (`vault.exchange.export_document`) of every vault of the scope,
         each entry labelled with its `scope`."""
         from memvault.vault.exchange import export_document
+        from memvault.verbs.exchange import Export
 
-        rows = [{"scope": name, **entry} for name, vault in self.read(scope) for entry in vault.export()]
-        return export_document(rows)
+        done = [(name, vault.run(Export())) for name, vault in self.read(scope)]
+        rows = [{"scope": name, **entry} for name, reply in done for entry in reply.entries]
+        days = [{"scope": name, **day} for name, reply in done for day in reply.days]
+        return export_document(rows, days)
 
     def close(self) -> None:
         if self._user is not None:

@@ -135,6 +135,58 @@ def test_memvault_exports_round_trip_with_keys_tags_sections_and_days(layout, cl
                                                       "Uses Zed", env=env).stdout  # fmt: skip
 
 
+def test_export_import_export_carries_days_summaries_and_undated_entries_and_kinetaios_round_trips(
+    layout, cli, tmp_path
+):
+    """Issue 25, case 19: the days' summaries were dropped, an undated MEMORY.md entry came back dated
+    today, and export wrote only memvault's own shape, not the KinetAios one `import` reads."""
+    import datetime as dt
+
+    assert cli("init", "--lang", "en").returncode == 0
+    with open(layout.memory_md, "a", encoding="utf-8") as fh:
+        fh.write("\n## Team\n\n- Ana owns billing #people\n- Prefers tea\n")  # by hand: no saved day
+    for args in (("note", "--date", "2024-05-01", "Move the standup"), ("summary", "2024-05-01", "Standup moved"),
+                 ("summary", "2024-05-02", "A quiet day"), ("note", "Shipped 2.0 today #release"),
+                 ("summary", "Shipped 2.0")):  # fmt: skip
+        assert cli(*args).returncode == 0, args
+
+    def exported(root: Path, *fmt: str) -> dict:
+        out = cli("export", *fmt, env={"MEMVAULT_VAULT": str(root)})
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    def carried(doc: dict) -> tuple:
+        rows = sorted((r["text"], r["key"], tuple(r["tags"]), r["section"], r["date"], r["path"])
+                      for r in doc["entries"])  # fmt: skip
+        return rows, [(d["date"], d["summary"]) for d in doc["days"]]
+
+    first = exported(layout.root)
+    assert [d["date"] for d in first["days"]] == ["2024-05-01", "2024-05-02", dt.date.today().isoformat()]
+    assert ("Prefers tea", None, (), "Team", None, "MEMORY.md") in carried(first)[0]
+    (tmp_path / "first.json").write_text(json.dumps(first), encoding="utf-8")
+    second = tmp_path / "second"
+    second.mkdir()
+    env = {"MEMVAULT_VAULT": str(second), "LC_ALL": "en_US.UTF-8"}  # an empty vault writes in the locale's language
+    reply = _imported(cli("import", str(tmp_path / "first.json"), "--json", env=env))
+    assert reply["summaries"] == 3 and reply["refused"] == [], reply
+    assert carried(exported(second)) == carried(first)  # entries, keys, tags, sections, days, summaries
+    again = _imported(cli("import", str(tmp_path / "first.json"), "--json", env=env))
+    assert (again["imported"], again["summaries"], again["refused"]) == (0, 0, [])  # nothing twice
+
+    kinetaios = exported(layout.root, "--format", "kinetaios")
+    assert kinetaios["version"] == 1 and kinetaios["exportedAt"] and len(kinetaios["memories"]) == 4
+    assert {"content": "Move the standup", "createdAt": "2024-05-01T00:00:00"} in kinetaios["memories"]
+    (tmp_path / "k.json").write_text(json.dumps(kinetaios), encoding="utf-8")
+    third = tmp_path / "third"
+    third.mkdir()
+    assert _imported(cli("import", str(tmp_path / "k.json"), "--json", env={"MEMVAULT_VAULT": str(third)}))[
+        "imported"
+    ] == 4
+    back = exported(third, "--format", "kinetaios")["memories"]
+    key = lambda m: json.dumps(m, sort_keys=True)  # noqa: E731
+    assert sorted(back, key=key) == sorted(kinetaios["memories"], key=key)
+
+
 def test_hostile_fields_and_taken_keys_are_refused_one_by_one(layout, cli, tmp_path):
     assert cli("init", "--lang", "en").returncode == 0
     assert cli("remember", "--section", "Team", "--key", "owner", "Ana owns billing").returncode == 0

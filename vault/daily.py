@@ -9,14 +9,15 @@ from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note, split_lines
 from memvault.vault.paths import Layout, inside
 from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
-from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang
+from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang, locale_lang
 
 
 def vault_lang(layout: Layout) -> str:
+    """The vault's language, as its MEMORY.md is written; before there is one, the locale's (as `init`)."""
     try:
         return detect_lang(read_note(layout.memory_md, layout=layout).text)
     except (OSError, MemvaultError):  # missing, or refused (its save says why)
-        return "zh"
+        return locale_lang()
 
 
 def _bump_counter(text: str, label: str, by: int = 1) -> str:

@@ -20,16 +20,17 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memvault.vault.daily import backfill_daily
-from memvault.vault.entries import Entry, field_in, normalise, vault_entries
+from memvault.vault.daily import backfill_daily, vault_lang
+from memvault.vault.days import check_summary, read_day, set_summary, summary_of
+from memvault.vault.entries import FIELDS, Entry, field_in, normalise, vault_entries
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.fileio import MAX_NOTE_BYTES
 from memvault.vault.guards import check_field_value, check_section_name
 from memvault.vault.memory_file import remember_batch
 from memvault.vault.notes import note_kind
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, daily_notes
 from memvault.vault.saving import BatchSaved, NewEntry, prepare_entry
-from memvault.vault.templates import IMPORTED_SECTION
+from memvault.vault.templates import IMPORTED_SECTION, daily_template
 
 EXPORT_MARK = "memvault_export"
 EXPORT_VERSION = 1
@@ -54,6 +55,8 @@ class Incoming:
     key: str | None = None
     tags: tuple[str, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()  # provenance kept on the entry: a KinetAios `conversation`
+    stamped: bool = True  # a MEMORY.md entry with no day is saved as of today (a memvault export's keeps none)
+    day_summary: bool = False  # not an entry: the summary (frontmatter `index`) of the day `date`
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class ImportResult:
     refused: list[dict[str, Any]]
     paths: dict[str, int] = field(default_factory=dict)  # note -> entries written there
     created_sections: list[str] = field(default_factory=list)
+    summaries: int = 0  # days' summaries set (a memvault export's `days`)
 
 
 # reading --------------------------------------------------------------------
@@ -102,7 +106,12 @@ def parse_import(text: str, label: str = "import") -> list[Incoming]:
         entries = data.get("entries")
         if not isinstance(entries, list):
             raise UsageError(f'{label}: a memvault export needs a list "entries"')
-        return [_exported(label, i, item) for i, item in enumerate(entries, 1)]
+        days = data.get("days") or []
+        if not isinstance(days, list):
+            raise UsageError(f'{label}: "days" must be a list of {{date, summary}}')
+        return [_exported(label, i, item) for i, item in enumerate(entries, 1)] + [
+            _day(label, i, item) for i, item in enumerate(days, 1)
+        ]
     if isinstance(data, dict) and "memories" in data:
         if data.get("version", 1) != 1:
             raise UsageError(f"{label}: KinetAios export version {data['version']!r}; this memvault reads version 1")
@@ -179,7 +188,18 @@ def _exported(label: str, i: int, item: Any) -> Incoming:
     section = item.get("section") or None
     return Incoming(i, item["text"], day, daily=kind == "daily" and day is not None,
                     section=section if kind == "memory" else None, daily_section=section or "conversation",
-                    key=item.get("key"), tags=tuple(tags))  # fmt: skip
+                    key=item.get("key"), tags=tuple(tags), stamped=False)  # fmt: skip
+
+
+def _day(label: str, i: int, item: Any) -> Incoming:
+    where = f'{label}: item {i} of "days"'
+    if not isinstance(item, dict) or not isinstance(item.get("date"), str):
+        raise UsageError(f'{where} needs a string "date"')
+    try:
+        day = dt.date.fromisoformat(item["date"]).isoformat()
+    except ValueError:
+        raise UsageError(f'{where}: "date" {item["date"][:40]!r} is not YYYY-MM-DD') from None
+    return Incoming(i, check_summary(item.get("summary"), where), day, day_summary=True)
 
 
 def _kind(value: Any) -> str:
@@ -208,7 +228,8 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
     skipped = 0
     days: dict[str, list[tuple[Incoming, NewEntry]]] = {}
     memory: list[tuple[Incoming, NewEntry]] = []
-    for item in incoming:
+    summaries = [item for item in incoming if item.day_summary]
+    for item in (i for i in incoming if not i.day_summary):
         try:
             text = _clean(item.text)
             key = item.key if item.key and field_in(text, "key") is None else None
@@ -231,7 +252,8 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
             entry = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields)
             days.setdefault(item.date, []).append((item, entry))
         else:
-            memory.append((item, NewEntry(text, title, key, item.tags, item.date or today_iso, item.fields)))
+            day = item.date or (today_iso if item.stamped else None)
+            memory.append((item, NewEntry(text, title, key, item.tags, day, item.fields)))
     _check_size(layout, [e for _, e in memory])
     result = ImportResult(0, skipped, refused)
     for day, batch in sorted(days.items()):
@@ -242,8 +264,29 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
         result = _tally(layout, result, done, batch)
     if memory:
         result = _tally(layout, result, remember_batch(layout, [e for _, e in memory]), memory)
+    result = _set_summaries(layout, result, summaries)
     result.refused.sort(key=lambda r: r["index"])
     return result
+
+
+def _set_summaries(layout: Layout, result: ImportResult, summaries: list[Incoming]) -> ImportResult:
+    """Each day's summary, on a day that has none yet (the note is made if missing); the same one
+    again is skipped, a day with a summary of its own keeps it and the import's is refused."""
+    skipped, refused, paths, done = result.skipped, list(result.refused), dict(result.paths), 0
+    for item in summaries:
+        day = dt.date.fromisoformat(item.date or "")
+        path = layout.daily_note(day)
+        note = read_day(layout, path) if path.exists() else None
+        own = summary_of(note) if note is not None else None
+        if own == item.text:
+            skipped += 1
+        elif own is not None:
+            refused.append({"index": item.index, "reason": f"{layout.relative(path)} has a summary of its own"})
+        else:
+            set_summary(layout, day, item.text, daily_template(day, vault_lang(layout)))
+            paths.setdefault(layout.relative(path), 0)
+            done += 1
+    return ImportResult(result.imported, skipped, refused, paths, result.created_sections, result.summaries + done)
 
 
 Routed = list[tuple[Incoming, NewEntry]]
@@ -285,7 +328,36 @@ def export_entries(layout: Layout) -> list[dict[str, Any]]:
     return [export_entry(e) for e in vault_entries(layout, skipped="skipped, not exported")]
 
 
-def export_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:
-    """memvault's own export: self-describing (`memvault_export`, its version) and importable as is."""
+def export_days(layout: Layout) -> list[dict[str, str]]:
+    """Each day's summary (frontmatter `index`, what the catalog holds), oldest first."""
+    out = []
+    for day, path in daily_notes(layout):
+        note = read_day(layout, path)
+        said = summary_of(note) if note is not None else None
+        if said is not None:
+            out.append({"date": day.isoformat(), "summary": said})
+    return out
+
+
+def export_document(entries: list[dict[str, Any]], days: list[dict[str, str]] | None = None,
+                    now: dt.datetime | None = None) -> dict[str, Any]:  # fmt: skip
+    """memvault's own export: self-describing (`memvault_export`, its version) and importable as is;
+    `days` (the days' summaries) in the head, so the JSON-lines form's first line carries them."""
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    return {EXPORT_MARK: EXPORT_VERSION, "exported_at": stamp, "count": len(entries), "entries": entries}
+    return {EXPORT_MARK: EXPORT_VERSION, "exported_at": stamp, "count": len(entries), "days": days or [],
+            "entries": entries}  # fmt: skip
+
+
+def kinetaios_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:
+    """The KinetAios shape `import` reads: a daily note's entry with its day as `createdAt`, a
+    `[conversation:: ID]` as `conversationId`, the text without memvault's fields."""
+    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
+    memories = []
+    for e in entries:
+        memory: dict[str, Any] = {"content": " ".join(FIELDS.sub("", e["text"]).split())}
+        if e.get("date") and e["path"].startswith("daily/"):
+            memory["createdAt"] = f"{e['date']}T00:00:00"
+        if field_in(e["text"], "conversation"):
+            memory["conversationId"] = field_in(e["text"], "conversation")
+        memories.append(memory)
+    return {"version": 1, "exportedAt": stamp, "memories": memories}

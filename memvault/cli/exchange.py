@@ -37,6 +37,7 @@ def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
     print(f"imported {reply.imported:,}" + (where if reply.imported else "")
           + f", skipped {reply.skipped:,} already in the vault or repeated in the file, refused {len(reply.refused):,}"
           + (f" (user vault {target.root})" if name == "user" else "")
+          + (f", {reply.summaries:,} days' summaries" if reply.summaries else "")
           + (" (indexed by the daemon)" if reply.indexed else ""))  # fmt: skip
     for refused in reply.refused:
         print(f"  item {refused['index']}: {refused['reason']}")
@@ -46,6 +47,11 @@ def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
     with Scopes(vault) as scopes:
         document = scopes.export(args.scope)
+    if args.format == "kinetaios":
+        from memvault.vault.exchange import kinetaios_document
+
+        print(json.dumps(kinetaios_document(document["entries"]), ensure_ascii=False))
+        return 0
     if args.format == "json":
         print(json.dumps(document, ensure_ascii=False))
         return 0
@@ -66,5 +72,6 @@ def add_exchange_commands(add: Add) -> None:
 
     p = add("export", cmd_export, "every entry with its text, section, key, tags, place and day, as JSON")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
-    p.add_argument("--format", choices=("json", "jsonl"), default="json",
-                   help="one JSON document, or a header line and one entry per line")  # fmt: skip
+    p.add_argument("--format", choices=("json", "jsonl", "kinetaios"), default="json",
+                   help="one JSON document, a header line and one entry per line, or KinetAios's "
+                        "{version, exportedAt, memories} (which `import` reads)")  # fmt: skip

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.vault.errors import UsageError
-from memvault.vault.exchange import DEFAULT_SECTION, export_entries, import_file
+from memvault.vault.exchange import DEFAULT_SECTION, export_days, export_entries, import_file
 from memvault.vault.guards import check_section_name
 from memvault.verbs.runtime import WriteRuntime
 
@@ -26,13 +26,15 @@ class Imported(Message):
     paths: dict[str, int]
     created_sections: list[str]
     indexed: bool = False
+    summaries: int = 0  # days' summaries set
 
 
 @dataclass(frozen=True)
 class Exported(Message):
-    """Every entry of the vault, as `vault.entries.Entry`'s fields."""
+    """Every entry of the vault, as `vault.entries.Entry`'s fields, and each day's summary."""
 
     entries: list[dict[str, Any]]
+    days: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,10 @@ class Export(Request, op="export", reply=Exported, timeout=600.0):
 def import_memories(rt: WriteRuntime, request: Import) -> Imported:
     done = import_file(rt.layout, request.path, request.section)
     indexed = rt.written(list(done.paths)) if done.paths else False
-    return Imported(done.imported, done.skipped, done.refused, done.paths, done.created_sections, indexed)
+    return Imported(done.imported, done.skipped, done.refused, done.paths, done.created_sections, indexed,
+                    done.summaries)  # fmt: skip
 
 
 def export(rt: WriteRuntime, request: Export) -> Exported:
-    return Exported(export_entries(rt.layout))
+    return Exported(export_entries(rt.layout), export_days(rt.layout))
 
