@@ -68,7 +68,7 @@ class Entry:
     @property
     def summary(self) -> str:
         """The text without its fields (key, superseded, corrects), on one line: what `list` shows."""
-        return _one_line(self.text)
+        return one_line(self.text)
 
     @property
     def unstamped(self) -> str:
@@ -81,13 +81,14 @@ class Entry:
         return _TIME.sub("", self.summary)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """The text without its fields and `saved` comment, on one line."""
     return " ".join(FIELDS.sub("", SAVED.sub("", text)).split())
 
 
 def normalise(text: str) -> str:
     """The form two saves of the same fact share: no fields, no `HH:MM` stamp, one space, no case."""
-    return _TIME.sub("", _one_line(text)).casefold()
+    return _TIME.sub("", one_line(text)).casefold()
 
 
 def says_same(shown: str, other: str) -> bool:

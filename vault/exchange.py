@@ -22,7 +22,7 @@ from typing import Any
 
 from memvault.vault.daily import backfill_daily, vault_lang
 from memvault.vault.days import check_summary, read_day, set_summary, summary_of
-from memvault.vault.entries import FIELDS, Entry, field_in, normalise, vault_entries
+from memvault.vault.entries import Entry, field_in, normalise, one_line, vault_entries
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.fileio import MAX_NOTE_BYTES
 from memvault.vault.guards import check_field_value, check_section_name
@@ -354,7 +354,7 @@ def kinetaios_document(entries: list[dict[str, Any]], now: dt.datetime | None = 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     memories = []
     for e in entries:
-        memory: dict[str, Any] = {"content": " ".join(FIELDS.sub("", e["text"]).split())}
+        memory: dict[str, Any] = {"content": one_line(e["text"])}
         if e.get("date") and e["path"].startswith("daily/"):
             memory["createdAt"] = f"{e['date']}T00:00:00"
         if field_in(e["text"], "conversation"):

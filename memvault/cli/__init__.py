@@ -46,17 +46,6 @@ def _report_to_stderr() -> None:
 NO_VAULT_NEEDED = ("init", "hooks", "hook")
 
 
-def _vault_there(arg: str | None) -> None:
-    """A vault folder that does not exist is a mistyped --vault or $MEMVAULT_VAULT, refused in one line,
-    not a new vault made by the first save (nor a search that answers nothing, or the user vault's)."""
-    from memvault.vault.errors import UsageError
-    from memvault.vault.paths import resolve_vault
-
-    root = resolve_vault(arg).root
-    if not root.is_dir():
-        raise UsageError(f"{root}: no vault there (check --vault or $MEMVAULT_VAULT); create one with `memvault init`")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
@@ -74,7 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report_to_stderr()
     try:
         if args.command not in NO_VAULT_NEEDED:
-            _vault_there(getattr(args, "vault", None))
+            from memvault.cli.common import vault_there
+            from memvault.vault.paths import resolve_vault
+
+            vault_there(resolve_vault(getattr(args, "vault", None)).root)
         with Vault(getattr(args, "vault", None), progress=args.command == "index" and not args.json) as vault:
             return args.handler(args, vault)
     except MemvaultError as exc:

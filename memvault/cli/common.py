@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from memvault.vault.errors import UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memvault.api import Vault
 
 Handler = Callable[[argparse.Namespace, "Vault"], int]
@@ -39,3 +41,10 @@ def reader_left() -> int:
     """`memvault ... | head`: the reader left; say nothing more."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 141
+
+
+def vault_there(root: Path) -> None:
+    """A vault folder that does not exist is a mistyped --vault or $MEMVAULT_VAULT, refused in one line,
+    not a new vault made by the first save (nor a search that answers nothing, or the user vault's)."""
+    if not root.is_dir():
+        raise UsageError(f"{root}: no vault there (check --vault or $MEMVAULT_VAULT); create one with `memvault init`")

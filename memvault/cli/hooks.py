@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from memvault.api import Vault
-from memvault.cli.common import Add
+from memvault.cli.common import Add, vault_there
 from memvault.vault.errors import UsageError
 
 HOOK_FAILED = 1  # Claude Code shows a hook's stderr and goes on; 2 would block the user's prompt
@@ -32,8 +32,7 @@ def cmd_hook(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def _existing(vault: Vault) -> Vault:
-    if not vault.layout.root.is_dir():
-        raise UsageError(f"{vault.layout.root}: no vault there; create it with `memvault init` first")
+    vault_there(vault.layout.root)
     return vault
 
 

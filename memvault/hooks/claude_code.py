@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api import Vault
+from memvault.hooks.state import read_state, write_state
 from memvault.vault.conversation import read_transcript
 from memvault.vault.errors import MemvaultError, UsageError
-from memvault.vault.fileio import atomic_write
-from memvault.vault.paths import make_state_dir
 
 _STATE = "claude-code-sessions.json"
 KEPT_SESSIONS = 200  # sessions whose progress is remembered, the latest first to stay
@@ -46,15 +45,11 @@ def payload_of(text: str) -> dict[str, Any]:
 
 
 def _sessions(vault: Vault) -> dict[str, Any]:
-    try:
-        return json.loads((vault.layout.state_dir / _STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return read_state(vault.layout, _STATE)
 
 
 def _save_sessions(vault: Vault, sessions: dict[str, Any]) -> None:
-    kept = dict(list(sessions.items())[-KEPT_SESSIONS:])
-    atomic_write(make_state_dir(vault.layout) / _STATE, json.dumps(kept).encode("utf-8"))
+    write_state(vault.layout, _STATE, dict(list(sessions.items())[-KEPT_SESSIONS:]))
 
 
 def _session(payload: dict[str, Any]) -> str:

@@ -14,10 +14,14 @@ from memvault.vault.paths import Layout
 HOSTS = ("claude-code", "codex", "cursor")
 
 
-def server_command(layout: Layout) -> list[str]:
+def memvault_program() -> list[str]:
+    """This installation's memvault by absolute path: its console script, else the interpreter and module."""
     script = Path(sys.executable).parent / "memvault"
-    program = [str(script)] if script.is_file() else [sys.executable, "-m", "memvault.cli"]
-    return [*program, "--vault", str(layout.root.resolve()), "mcp"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "memvault.cli"]
+
+
+def server_command(layout: Layout) -> list[str]:
+    return [*memvault_program(), "--vault", str(layout.root.resolve()), "mcp"]
 
 
 def mcp_config(layout: Layout, host: str) -> str:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.hooks.mcp_config import server_command
+from memvault.hooks.mcp_config import memvault_program
+from memvault.hooks.state import read_state, write_state
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import ABSENT, atomic_write
-from memvault.vault.paths import Layout, make_state_dir
+from memvault.vault.paths import Layout
 
 # event -> seconds Claude Code waits for the hook: the prompt ones stay short (a daemon answers in
 # a fraction of a second, a cold search in about 4 s), the transcript ones may run `extract`
@@ -55,9 +56,8 @@ def settings_path(project: Path | None = None, explicit: Path | None = None) -> 
 
 def hook_command(layout: Layout, budget: int | None = None) -> str:
     """The command Claude Code runs: this installation's memvault, this vault by its absolute path."""
-    program = server_command(layout)[:-3]  # memvault, without `--vault VAULT mcp`
     budget_args = ["--budget", str(budget)] if budget is not None else []
-    return shlex.join([*program, "--vault", str(layout.root.resolve()), "hook", HOST, *budget_args])
+    return shlex.join([*memvault_program(), "--vault", str(layout.root.resolve()), "hook", HOST, *budget_args])
 
 
 def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
@@ -92,18 +92,6 @@ def _write(path: Path, text: str | None, data: dict[str, Any]) -> str:
     return new
 
 
-def _state(layout: Layout) -> dict[str, Any]:
-    try:
-        return json.loads((layout.state_dir / _STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_state(layout: Layout, state: dict[str, Any]) -> None:
-    data = json.dumps(state, indent=1, ensure_ascii=False).encode("utf-8")
-    atomic_write(make_state_dir(layout) / _STATE, data)
-
-
 def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
     text, data = _read(path)
     command = hook_command(layout, budget)
@@ -118,17 +106,17 @@ def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
     if not added:
         return Changed(path)
     new = _write(path, text, data)
-    state = _state(layout)
+    state = read_state(layout, _STATE)
     key = str(path.resolve())
     before = state[key]["before"] if key in state else text  # installed again: the first "before" stands
     state[key] = {"before": before, "after": _sha(new), "command": command}
-    _save_state(layout, state)
+    write_state(layout, _STATE, state)
     return Changed(path, added=added)
 
 
 def uninstall(layout: Layout, path: Path) -> Changed:
     text, data = _read(path)
-    state = _state(layout)
+    state = read_state(layout, _STATE)
     key = str(path.resolve())
     recorded = state.get(key, {})
     ours = {c for c in (recorded.get("command"), hook_command(layout)) if c}
@@ -163,5 +151,5 @@ def uninstall(layout: Layout, path: Path) -> Changed:
         _write(path, text, data)
     if key in state:
         del state[key]
-        _save_state(layout, state)
+        write_state(layout, _STATE, state)
     return Changed(path, removed=removed, restored=restored)

@@ -1,0 +1,22 @@
+"""The hooks' own state, a JSON object per file in the vault's state folder (derived, so a file that
+is gone or unreadable is an empty state, never an error), replaced atomically."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memvault.vault.fileio import atomic_write
+from memvault.vault.paths import Layout, make_state_dir
+
+
+def read_state(layout: Layout, name: str) -> dict[str, Any]:
+    try:
+        found = json.loads((layout.state_dir / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def write_state(layout: Layout, name: str, state: dict[str, Any]) -> None:
+    atomic_write(make_state_dir(layout) / name, json.dumps(state, ensure_ascii=False).encode("utf-8"))
