@@ -13,7 +13,6 @@ cut the same way; a writer given another variant re-tokenises the stored text.
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -37,15 +36,13 @@ VARIANTS = tuple(
 
 
 def _load_jieba():
-    """Load jieba once per process (about half a second of dictionary loading), quietly."""
+    """jieba's cutter, made once per process (`indexer.cjkwords`: milliseconds, not the dictionary's 0.7 s)."""
     global _jieba
     with _lock:
         if _jieba is None:
-            import jieba
+            from memvault.indexer.cjkwords import load_tokenizer
 
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba = jieba
+            _jieba = load_tokenizer()
     return _jieba
 
 

@@ -54,3 +54,26 @@ def test_a_vault_that_is_not_there_is_named_not_made_and_the_version_is_one_flag
     assert cli("--vault", str(typo), "init", "--lang", "en").returncode == 0 and typo.is_dir()
     version = cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("memvault ") and version.stdout.strip()[-1].isdigit()
+
+
+def test_the_parser_of_one_command_is_that_command_of_the_whole_parser():
+    """A run builds the named command's parser alone (`memvault.cli.parser.AREAS`): each area adds
+    exactly the commands its line lists, and each one-command parser has the same arguments."""
+    import argparse
+
+    from memvault.cli.parser import AREAS, build_parser, command_named
+
+    def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    whole = subparsers(build_parser())
+    listed = [name for names in AREAS.values() for name in names]
+    assert len(listed) == len(set(listed)) and set(listed) <= set(whole)
+    for name, full in whole.items():
+        alone = subparsers(build_parser(name))
+        area = next((names for names in AREAS.values() if name in names), (name,))
+        assert set(alone) == set(area), name
+        assert alone[name].format_help() == full.format_help(), name
+    assert command_named(["--vault", "v", "--debug", "search", "x"]) == "search"
+    assert command_named(["--vault=v", "list"]) == "list"
+    assert [command_named(a) for a in (["--help"], ["--vau", "v", "list"], [], ["--version"])] == [None] * 4

@@ -52,10 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if done is not None:
         return done
     from memvault.api import Vault
-    from memvault.cli.parser import build_parser
+    from memvault.cli.parser import build_parser, command_named
 
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_named(argv)).parse_args(argv)
     except SystemExit as exc:  # --help, or a usage mistake (already said in one line)
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
     debug = getattr(args, "debug", False)

@@ -87,7 +87,7 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     return 0 if status["running"] else 3
 
 
-def add_daemon_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")

@@ -75,7 +75,7 @@ def cmd_retention(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_day_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     p = add("summary", cmd_summary, "set a day's one-line summary (frontmatter index; past days too)")
     p.add_argument("args", nargs="*", metavar="[DATE] TEXT", help="the day (default today), then the summary")
 

@@ -141,7 +141,7 @@ SAVE_SCOPE = (
 ONE_SCOPE = "the project vault, or the user vault (default: user for a user_ key)"
 
 
-def add_entry_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     from memvault.vault.templates import DAILY_SECTIONS, SAVE_TYPES
 
     p = add("note", cmd_note, "append an entry to today's daily note")

@@ -62,7 +62,7 @@ def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_exchange_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     p = add("import", cmd_import, "import memories: a KinetAios export, a JSON list of strings, or memvault's export")
     p.add_argument("file", help="the JSON (or memvault JSON-lines) file")
     p.add_argument("--section", default=IMPORTED_SECTION,

@@ -40,7 +40,7 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_extract_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     p = add("extract", cmd_extract, "summarise a conversation into today's note; its lasting statements go to review")
     p.add_argument("file", help="CONVERSATION.json: [{role, content}], JSON lines, {messages: [...]}, or a Claude "
                    "Code transcript ('-': stdin)")  # fmt: skip

@@ -43,12 +43,13 @@ def _add_field(p: argparse.ArgumentParser, f: dataclasses.Field[Any], hint: Any)
         p.add_argument(flag, dest=f.name, type=kind if kind in (int, float) else None, help=help_text)
 
 
-def add_generic_commands(add: Add) -> None:
+def add_generic_commands(add: Add, only: str | None = None) -> None:
+    """The commands of the verbs served by translation; `only`: that one alone (its module alone imported)."""
     from memvault.protocol import summary
     from memvault.vault.scopes import SCOPES
     from memvault.verbs import served_by, verb
 
-    for op in served_by("cli"):
+    for op in [only] if only else served_by("cli"):
         request_type, _ = verb(op)
         help_text = summary(request_type)
         p = add(op, partial(cmd_verb, request_type), help_text[:1].lower() + help_text[1:])

@@ -58,7 +58,7 @@ def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_hook_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     p = add("hook", cmd_hook, "answer one hook event of an agent's host (its JSON payload on stdin)")
     p.add_argument("host", choices=["claude-code"])
     p.add_argument("--budget", type=int, help="characters of memory blocks (default 4000)")

@@ -17,6 +17,7 @@ from memvault.cli.common import common_options, reader_left
 
 if TYPE_CHECKING:
     from memvault.api import Vault
+    from memvault.cli.common import Add
 
 
 def add_index_arguments(p: argparse.ArgumentParser) -> None:
@@ -81,6 +82,10 @@ def unchanged_index(argv: list[str]) -> int | None:
     except BrokenPipeError:
         return reader_left()
     return 0
+
+
+def add_commands(add: Add) -> None:
+    add_index_arguments(add("index", cmd_index, "bring the index up to date with the notes (incremental)"))
 
 
 def cmd_index(args: argparse.Namespace, vault: Vault) -> int:

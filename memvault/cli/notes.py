@@ -47,7 +47,7 @@ def cmd_rewrite(args: argparse.Namespace, vault: Vault) -> int:
     return 0
 
 
-def add_note_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     from memvault.vault.templates import LANGS
 
     p = add("init", cmd_init, "create daily/ and MEMORY.md (never overwrites)")

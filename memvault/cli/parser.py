@@ -1,12 +1,33 @@
-"""The whole command line: every command's parser, each added by the module that handles it."""
+"""The command line: every command's parser, each added by the module that handles it.
+
+A run builds only the parser of the command it names (`command_named`): a search imports the
+search commands' module and nothing of the others (nor their verbs). `--help`, a mistake, or a
+command not named first gets the whole parser, so usage and errors are as they always were.
+"""
 
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import version
-from typing import NoReturn
+import importlib
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from memvault.cli.common import Handler, common_options
+
+# the module under memvault.cli whose `add_commands` adds each hand-made command, in the order
+# `--help` lists them; the other commands are the verbs `memvault.verbs.VERBS` serves to the CLI
+# by translation (`memvault.cli.generic`)
+AREAS: dict[str, tuple[str, ...]] = {
+    "notes": ("init", "show", "rewrite"),
+    "entries": ("note", "remember", "list", "forget", "correct", "clear", "restore"),
+    "days": ("summary", "catalog", "recent", "retention"),
+    "extract": ("extract",),
+    "exchange": ("import", "export"),
+    "index": ("index",),
+    "search": ("search", "context", "events"),
+    "daemon": ("mcp", "daemon", "status"),
+    "hooks": ("hook", "hooks"),
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -16,21 +37,45 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"memvault: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from memvault.cli.daemon import add_daemon_commands
-    from memvault.cli.days import add_day_commands
-    from memvault.cli.entries import add_entry_commands
-    from memvault.cli.exchange import add_exchange_commands
-    from memvault.cli.extract import add_extract_commands
-    from memvault.cli.generic import add_generic_commands
-    from memvault.cli.hooks import add_hook_commands
-    from memvault.cli.index import add_index_arguments, cmd_index
-    from memvault.cli.notes import add_note_commands
-    from memvault.cli.search import add_search_commands
+class _Version(argparse.Action):
+    """`--version`, reading the installed version only when asked (importlib.metadata costs 11 ms)."""
 
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        import sys
+        from importlib.metadata import version
+
+        print(f"memvault {version('memvault')}", file=sys.stdout)
+        parser.exit()
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command `argv` names, when it names one first (after the common options); else None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--vault":
+            next(words, None)
+        elif word.startswith("--vault=") or word == "--debug":
+            continue
+        elif word.startswith("-"):
+            return None  # --help, --version, an abbreviation or a mistake: the whole parser answers
+        else:
+            return word
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `command` alone when it is one, else of every command."""
+    from memvault.cli.generic import add_generic_commands
+    from memvault.verbs import served_by
+
+    generic = served_by("cli")
+    known = command in generic or any(command in names for names in AREAS.values())
     common = common_options()
     parser = Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
-    parser.add_argument("--version", action="version", version=f"memvault {version('memvault')}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
@@ -38,14 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
-    add_note_commands(add)
-    add_entry_commands(add)
-    add_day_commands(add)
-    add_extract_commands(add)
-    add_exchange_commands(add)
-    add_index_arguments(add("index", cmd_index, "bring the index up to date with the notes (incremental)"))
-    add_search_commands(add)
-    add_daemon_commands(add)
-    add_hook_commands(add)
-    add_generic_commands(add)
+    for area, names in AREAS.items():
+        if not known or command in names:
+            importlib.import_module(f"memvault.cli.{area}").add_commands(add)
+    if not known or command in generic:
+        add_generic_commands(add, command if known else None)
     return parser

@@ -95,7 +95,7 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
                        help=o.help + default)  # fmt: skip
 
 
-def add_search_commands(add: Add) -> None:
+def add_commands(add: Add) -> None:
     from memvault.scopes import READ_SCOPES
     from memvault.verbs.context import DEFAULT_BUDGET
 
