@@ -3,10 +3,18 @@
 Editors save in bursts (temp file, rename, chmod), and `git checkout` can
 touch a thousand notes at once: each path waits until it has been quiet for
 the debounce window, and everything due is handed over as one batch.
+
+A search asks first that the watcher has caught up (`Watcher.caught_up`): a note saved a moment
+before the query may still sit in the kernel's queue while the observer thread waits for its
+turn, and a client that answers in 90 ms asks before it is read. The kernel hands the watcher its
+events in the order they happened, so a marker file written now in `.memvault/` arrives after
+every save made before it: once the handler sees the marker, those saves are pending.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -60,10 +68,14 @@ class PendingPaths:
             return len(self._due) + self._full_scan
 
 
+CATCH_UP_WAIT = 0.5  # seconds a search waits at most for the watcher (a dead or stalled one costs no more)
+
+
 class _Handler(FileSystemEventHandler):
-    def __init__(self, layout: Layout, pending: PendingPaths) -> None:
+    def __init__(self, layout: Layout, pending: PendingPaths, markers: dict[str, threading.Event]) -> None:
         self.layout = layout
         self.pending = pending
+        self.markers = markers
         self.ignore = GitIgnore.load(layout.root)
 
     def _rel(self, raw: str | bytes) -> str | None:
@@ -79,6 +91,11 @@ class _Handler(FileSystemEventHandler):
             self.pending.add(rel)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if self.markers:
+            seen = self.markers.get(self._rel(event.src_path) or "")
+            if seen is not None:
+                seen.set()
+                return
         if event.event_type in ("opened", "closed_no_write"):
             return
         if event.is_directory:
@@ -103,11 +120,14 @@ class Watcher:
         self.layout = layout
         self.pending = pending
         self.restarts = 0
+        self._markers: dict[str, threading.Event] = {}
+        self._numbers = itertools.count()
         self.observer = self._start()
 
     def _start(self):
         observer = Observer()
-        observer.schedule(_Handler(self.layout, self.pending), str(self.layout.root), recursive=True)
+        handler = _Handler(self.layout, self.pending, self._markers)
+        observer.schedule(handler, str(self.layout.root), recursive=True)
         observer.daemon = True
         observer.start()
         return observer
@@ -120,6 +140,21 @@ class Watcher:
         self.observer = self._start()
         self.pending.want_full_scan()
         return True
+
+    def caught_up(self, wait: float = CATCH_UP_WAIT) -> bool:
+        """Wait until the handler has seen every event of a change made before this call (see the
+        module's docstring); False when it did not within `wait` (then the search answers anyway)."""
+        rel = f"{self.layout.relative(self.layout.state_dir)}/watch-{os.getpid()}-{next(self._numbers)}"
+        seen = self._markers[rel] = threading.Event()
+        marker = self.layout.root / rel
+        try:
+            marker.write_bytes(b"")
+            return seen.wait(wait)
+        except OSError:
+            return False
+        finally:
+            self._markers.pop(rel, None)
+            marker.unlink(missing_ok=True)
 
     def stop(self) -> None:
         self.observer.stop()

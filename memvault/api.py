@@ -17,23 +17,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memvault import verbs
 from memvault.daemon.client import DaemonClient
-from memvault.protocol import Request
-from memvault.search.hits import Hit, SearchResult
-from memvault.search.options import build_options
 from memvault.vault.paths import note_path, resolve_vault
-from memvault.verbs.index import Events, Reindex, Status, Verify
-from memvault.verbs.notes import Note, Remember, Saved
-from memvault.verbs.query import Search
 
-if TYPE_CHECKING:  # the modules that write notes are imported by the methods that do (not by `memvault index`)
+if TYPE_CHECKING:  # each verb's module is imported by the method that runs it: a search through the
+    # daemon imports no module of notes, entries or the index
     from memvault.indexer.config import IndexConfig
     from memvault.indexer.reconcile import ReconcileStats
     from memvault.local import LocalRuntime
+    from memvault.protocol import Request
+    from memvault.search.hits import Hit, SearchResult
     from memvault.vault.sections import Section
     from memvault.verbs.entries import Cleared, Corrected, Listed, Moved
     from memvault.verbs.exchange import Imported
+    from memvault.verbs.notes import Saved
 
 
 class Vault:
@@ -61,7 +58,11 @@ class Vault:
         """Run one verb: through the daemon when one answers, else in this process."""
         with self._lock:
             reply = self._daemon.call(request)
-            return reply if reply is not None else verbs.run(self._local(), request)
+            if reply is not None:
+                return reply
+            from memvault import verbs
+
+            return verbs.run(self._local(), request)
 
     def _local(self) -> LocalRuntime:
         if self._runtime is None:
@@ -76,6 +77,8 @@ class Vault:
         key: str | None = None, tags: list[str] | None = None,
     ) -> Saved:  # fmt: skip
         """Append to a daily note (today's unless `date` names a missing past day); `Saved` as `remember`."""
+        from memvault.verbs.notes import Note
+
         day = date.isoformat() if isinstance(date, dt.date) else date
         return self.run(Note(text, day, section, key, tags))
 
@@ -87,17 +90,23 @@ class Vault:
         added, updated (the old entry is in the trash as `trashed`), superseded (the old entry, on a
         frozen day, is marked: `superseded` says where) or unchanged (already remembered); `path` is
         vault-relative."""
+        from memvault.verbs.notes import Remember
+
         return self.run(Remember(text, section, type, key, tags))
 
     def index(self, rebuild: bool = False, **setup: str | None) -> ReconcileStats:
         """Bring the index up to date (incremental); `rebuild` starts from nothing. `setup` (embedder,
         tokenizer, qdrant_url) changes what the index is built with, only while no daemon runs."""
         from memvault.indexer.reconcile import ReconcileStats
+        from memvault.verbs.index import Reindex
 
         return ReconcileStats(**self.run(Reindex(rebuild, None, **setup)).stats)
 
     def search_result(self, query: str, **options: Any) -> SearchResult:
         """Like `search`, with the answering source and the reason for any fallback."""
+        from memvault.search.options import build_options
+        from memvault.verbs.query import Search
+
         return self.run(Search(query, build_options(**options)))
 
     def search(self, query: str, **options: Any) -> list[Hit]:
@@ -160,10 +169,14 @@ class Vault:
         return self.run(Trash()).items
 
     def status(self) -> dict[str, Any]:
+        from memvault.verbs.index import Status
+
         return self.run(Status()).status
 
     def events(self, since: int = 0) -> list[dict[str, Any]]:
         """The daemon's recent events (`seq`, `time`, `event`, ...) newer than `since`."""
+        from memvault.verbs.index import Events
+
         return self.run(Events(since)).events
 
     def follow(self, since: int = 0) -> Iterator[dict[str, Any]]:
@@ -174,6 +187,8 @@ class Vault:
 
     def verify(self) -> list[str]:
         """Every way the index differs from the notes (empty when they agree)."""
+        from memvault.verbs.index import Verify
+
         return self.run(Verify()).disagreements
 
     # verbs on the files alone --------------------------------------------

@@ -9,7 +9,6 @@ from typing import Any, TextIO
 
 from memvault.search.hits import SearchResult
 from memvault.search.snippet import highlight
-from memvault.vault.entries import Entry, clip
 
 ENTRY_CHARS = 120
 
@@ -20,6 +19,8 @@ def print_json(result: SearchResult, out: TextIO) -> None:
 
 def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: TextIO) -> None:
     """One line per entry: where, section, key, tags, the first 120 characters, the day; then the tags."""
+    from memvault.vault.entries import Entry, clip  # (a search's hits are printed without it)
+
     if not entries:
         out.write("no entries\n")
     for e in entries:

@@ -23,15 +23,14 @@ from typing import TYPE_CHECKING, Any
 from memvault.api import Vault
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.options import build_options
-from memvault.vault.entries import holding_key
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.scopes import SCOPES, is_vault, route, user_vault_root
-from memvault.verbs.notes import Note, Remember, Saved
 from memvault.verbs.query import Search
 
 if TYPE_CHECKING:
     from memvault.verbs.entries import Listed
+    from memvault.verbs.notes import Note, Remember, Saved
 
 READ_SCOPES = ("all", *SCOPES)
 
@@ -98,6 +97,8 @@ class Scopes:
 
     def _holding(self, key: str) -> str | None:
         """The scope whose vault holds the current entry with `key`, if one does."""
+        from memvault.vault.entries import holding_key
+
         vaults = [("project", self.project.layout)]
         if is_vault(self.user_layout):
             vaults.append(("user", self.user_layout))

@@ -14,6 +14,7 @@ benchmark figure: bump `vault.chunking.VERSION` (and re-run the benchmark) if yo
 from __future__ import annotations
 
 import re
+from typing import Any
 
 LETTERS = (
     r"\u3040-\u30ff"  # Hiragana, Katakana
@@ -30,14 +31,36 @@ WIDE_EXTRAS = (
     r"\uff00-\uffef"  # Halfwidth and Fullwidth Forms (！，：)
 )
 
+
+
+class _OnFirstUse:
+    """A pattern compiled when first used: each of these classes takes 6 ms to compile (re fills a
+    65,536-entry map), and most processes (an English search through the daemon) never use one."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source)
+        return getattr(self._compiled, name)
+
+
 LETTER_CLASS = f"[{LETTERS}]"
-CJK_LETTER = re.compile(LETTER_CLASS)  # one CJK letter
-CJK_RUN = re.compile(f"({LETTER_CLASS}+)")  # a run of them, captured so that `split` keeps the runs
-CJK_WIDE = re.compile(f"[{LETTERS}{WIDE_EXTRAS}]")  # one character chunking counts as a token of its own
+CJK_LETTER: re.Pattern[str] = _OnFirstUse(LETTER_CLASS)  # type: ignore[assignment]  # one CJK letter
+# a run of them, captured so that `split` keeps the runs
+CJK_RUN: re.Pattern[str] = _OnFirstUse(f"({LETTER_CLASS}+)")  # type: ignore[assignment]
+# one character chunking counts as a token of its own
+CJK_WIDE: re.Pattern[str] = _OnFirstUse(f"[{LETTERS}{WIDE_EXTRAS}]")  # type: ignore[assignment]
 
 
 def cjk_share(text: str) -> float:
     """The share of a text's letters that are CJK: how search tells a Chinese query from an English one."""
+    if text.isascii():
+        return 0.0
     cjk = sum(len(run) for run in CJK_RUN.findall(text))
     letters = sum(map(str.isalpha, text))
     return cjk / letters if letters else 0.0

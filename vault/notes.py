@@ -8,32 +8,39 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import cache
 from typing import Any
-
-import frontmatter
-import yaml
 
 from memvault.vault.model import Note
 from memvault.vault.paths import DAILY_DIR, MEMORY_FILE
 
 _DAILY_NAME = re.compile(rf"^{DAILY_DIR}/(\d{{4}}-\d{{2}}-\d{{2}})\.md$")
 _FENCE_END = re.compile(r"^(?:---|\.\.\.)\s*$")
-_YAML = frontmatter.YAMLHandler()
 
 
-class _NoAliases(yaml.SafeLoader):
-    """YAML without aliases (`*name`): a few hundred bytes of them can stand for billions of values
-    (billion laughs), which a listing or an export would then write out in full."""
+@cache
+def _yaml() -> tuple[Any, Any, Any]:
+    """yaml, frontmatter's loader and one without aliases, imported by the first note with frontmatter
+    (16 ms: a search through the daemon, or a note without any, never pays it)."""
+    import frontmatter
+    import yaml
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(None, None, "an alias (*name), which frontmatter may not use", mark)
-        return super().compose_node(parent, index)
+    class NoAliases(yaml.SafeLoader):
+        """YAML without aliases (`*name`): a few hundred bytes of them can stand for billions of values
+        (billion laughs), which a listing or an export would then write out in full."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, "an alias (*name), which frontmatter may not use", mark)
+            return super().compose_node(parent, index)
+
+    return yaml, frontmatter.YAMLHandler(), NoAliases
 
 
 def _load(block: str) -> Any:
-    return yaml.load(block, Loader=_NoAliases) if "*" in block else _YAML.load(block)
+    yaml, handler, no_aliases = _yaml()
+    return yaml.load(block, Loader=no_aliases) if "*" in block else handler.load(block)
 
 
 def note_kind(rel_path: str) -> str:
@@ -85,7 +92,7 @@ def parse_note(rel_path: str, text: str) -> Note:
     if block is not None:
         try:
             loaded = _load(block)
-        except (yaml.YAMLError, RecursionError) as exc:  # RecursionError: nested thousands deep
+        except (_yaml()[0].YAMLError, RecursionError) as exc:  # RecursionError: nested thousands deep
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 2 if mark is not None else 1
             reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]

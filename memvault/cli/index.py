@@ -58,6 +58,8 @@ class _IndexOnly(argparse.ArgumentParser):
 
 def unchanged_index(argv: list[str]) -> int | None:
     """The exit code of a `memvault index` that found nothing changed (its figures printed), or None."""
+    if "index" not in argv:
+        return None
     parser = _IndexOnly(prog="memvault", parents=[common_options()], add_help=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_IndexOnly)
     add_index_arguments(sub.add_parser("index", parents=[common_options()], add_help=False))

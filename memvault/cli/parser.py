@@ -24,7 +24,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "extract": ("extract",),
     "exchange": ("import", "export"),
     "index": ("index",),
-    "search": ("search", "context", "events"),
+    "search": ("search", "events"),
+    "context": ("context",),
     "daemon": ("mcp", "daemon", "status"),
     "hooks": ("hook", "hooks"),
 }

@@ -1,16 +1,17 @@
-"""The CLI commands that read the index: `search` (its flags are `memvault.search.options.OPTIONS`),
-`context` and `events`."""
+"""The CLI commands that read the index: `search` (its flags are `memvault.search.options.OPTIONS`)
+and `events`."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memvault.api import Vault
-from memvault.cli.common import Add, read_text_arg
+from memvault.cli.common import Add
 from memvault.vault.errors import UsageError
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
 
 
 def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
@@ -22,7 +23,6 @@ def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
     # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
-    from memvault.cli.entries import cmd_list
     from memvault.render import print_human, print_json
     from memvault.scopes import Scopes
     from memvault.verbs.query import Search
@@ -41,6 +41,8 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
             target = scopes.one("user" if args.scope == "user" else None)[1]
             return 1 if run_batch(target, lines, defaults, sys.stdout) else 0
     if not args.query and args.tag:  # `search --tag T` alone: the entries so tagged
+        from memvault.cli.entries import cmd_list
+
         return cmd_list(args, vault)
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
@@ -56,21 +58,6 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
         print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
               f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
     (print_json if args.json else print_human)(result, sys.stdout)
-    return 0
-
-
-def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
-    from memvault.scopes import Scopes
-
-    query = " ".join(args.query) if args.query else None
-    if query == "-":
-        query = read_text_arg(None)
-    with Scopes(vault) as scopes:
-        blocks = scopes.context(query, args.budget, args.scope)
-    if args.json:
-        print(json.dumps(blocks, ensure_ascii=False))
-    else:
-        sys.stdout.write(blocks["text"])
     return 0
 
 
@@ -97,7 +84,6 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
 
 def add_commands(add: Add) -> None:
     from memvault.scopes import READ_SCOPES
-    from memvault.verbs.context import DEFAULT_BUDGET
 
     p = add("search", cmd_search, "hybrid search (dense + BM25, fused); substring when no index")
     p.add_argument("query", nargs="*", help="the query")
@@ -105,13 +91,6 @@ def add_commands(add: Add) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
-
-    p = add("context", cmd_context, "the memory an agent puts in its prompt: core entries, then recall for a query")
-    p.add_argument("query", nargs="*", help="the agent's last user messages ('-': stdin); none: the stable block only")
-    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
-                   help=f"characters for both blocks (default {DEFAULT_BUDGET})")  # fmt: skip
-    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
-    p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
 
     p = add("events", cmd_events, "what the daemon saw and did: file-changed, file-indexed, memory-updated, ...")
     p.add_argument("--follow", action="store_true", help="keep printing events as they happen (Ctrl-C stops)")

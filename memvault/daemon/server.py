@@ -135,6 +135,8 @@ class Daemon:
         """Paths still inside their debounce window are indexed first; each entry in the hits that
         answer the query (search.recall) is recorded as recalled now (`list --unused-since`)."""
         started = time.perf_counter()
+        if self.watcher is not None:
+            self.watcher.caught_up()  # a note saved just before the query is pending now
         self.sync()
         with self.lock:
             result = self.engine.search(query, options)

@@ -28,11 +28,7 @@ from typing import Any
 
 from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
-from memvault.search.options import build_options
 from memvault.search.snippet import match_terms
-from memvault.vault.conversation import conversation_summaries
-from memvault.vault.correct import correction_of
-from memvault.vault.daily import vault_lang
 from memvault.vault.entries import ITEM, clip, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
@@ -106,6 +102,11 @@ def _is_core_entry(section: str, tags: tuple[str, ...]) -> bool:
 def stable_entries(layout: Layout) -> list[dict[str, Any]]:
     """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
     superseded one is replaced by its correction (the newer fact wins), or left out."""
+    # gathered where the verb runs (the daemon, mostly): a client imports only what `render` needs
+    from memvault.vault.conversation import conversation_summaries
+    from memvault.vault.correct import correction_of
+    from memvault.vault.daily import vault_lang
+
     if not layout.memory_md.is_file():
         return []
     out = []
@@ -144,6 +145,8 @@ def _matching(result: SearchResult) -> list[Hit]:
 def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     """The cascade: hybrid hits that reach the dense floor, else keyword hits, else the newest daily
     entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
+    from memvault.search.options import build_options
+
     q = query.strip()[-QUERY_CHARS:]
     dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto"))
     dense_hits = _current(dense.hits) if dense.floor is not None else []

@@ -1,0 +1,40 @@
+"""The CLI command `context`: the memory blocks an agent puts in its prompt (`memvault.verbs.context`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from memvault.cli.common import Add, read_text_arg
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+
+
+def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.scopes import Scopes
+
+    query = " ".join(args.query) if args.query else None
+    if query == "-":
+        query = read_text_arg(None)
+    with Scopes(vault) as scopes:
+        blocks = scopes.context(query, args.budget, args.scope)
+    if args.json:
+        print(json.dumps(blocks, ensure_ascii=False))
+    else:
+        sys.stdout.write(blocks["text"])
+    return 0
+
+
+def add_commands(add: Add) -> None:
+    from memvault.scopes import READ_SCOPES
+    from memvault.verbs.context import DEFAULT_BUDGET
+
+    p = add("context", cmd_context, "the memory an agent puts in its prompt: core entries, then recall for a query")
+    p.add_argument("query", nargs="*", help="the agent's last user messages ('-': stdin); none: the stable block only")
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                   help=f"characters for both blocks (default {DEFAULT_BUDGET})")  # fmt: skip
+    p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--json", action="store_true", help="the same as data: text, stable, recall, tier")
