@@ -32,7 +32,6 @@ WIDE_EXTRAS = (
 )
 
 
-
 class _OnFirstUse:
     """A pattern compiled when first used: each of these classes takes 6 ms to compile (re fills a
     65,536-entry map), and most processes (an English search through the daemon) never use one."""
