@@ -1,7 +1,8 @@
 """`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time]`,
 `python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
 `python -m bench recall [--quick [N]] [...]`, `python -m bench fusion [...]`,
-`python -m bench throughput [--quick] [...]`, `python -m bench tokens [--sets cmrc,xquad]`;
+`python -m bench throughput [--quick] [...]`, `python -m bench tokens [--sets cmrc,xquad]`,
+`python -m bench startup [--memvault LABEL=PATH ...] [--qmd PATH]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("fusion", help="fusion functions on the same candidates, chosen leave-one-set-out (bench/fusion.py)")
     sub.add_parser("offtopic", help="which signal tells \"nothing relevant\", English and Chinese (bench/offtopic.py)")
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
+    sub.add_parser("startup", help="CLI commands as whole processes, memvault and qmd in turns (bench/startup.py)")
     sub.add_parser("tokens", help="jieba's tokens from the prepared words and the whole dictionary (bench/tokens.py)")
     sub.add_parser("throughput", help="default embedder's chunks/s under runtime settings (see bench/throughput.py)")
     args, rest = parser.parse_known_args(argv)

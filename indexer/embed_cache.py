@@ -14,10 +14,12 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-from memvault.indexer.bm25 import select_in
+from memvault.indexer.postings import select_in
 
 log = logging.getLogger("memvault")
 CACHE_CAP = 200_000
@@ -78,6 +80,8 @@ class EmbedCache:
             return {}
 
     def _get(self, model: str, hashes: Sequence[str], touch: bool) -> dict[str, np.ndarray]:
+        import numpy as np
+
         out: dict[str, np.ndarray] = {}
         if self.db is None:
             return out
@@ -100,6 +104,8 @@ class EmbedCache:
             self._put(model, items, cap)
 
     def _put(self, model: str, items: dict[str, np.ndarray], cap: int) -> None:
+        import numpy as np
+
         if self.db is None or not items:
             return
         now = time.time()

@@ -21,9 +21,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
@@ -113,7 +114,10 @@ class Index:
                 log.warning(f"{exc}: {what}")
             self.reset("drop")
 
-    def _store(self) -> VectorStore:
+    def vector_store(self) -> VectorStore:
+        """The vector store; a reader's is opened when first asked (`open_index`). StoreError says why not."""
+        if self.vectors is None and not self.writable:
+            self.open_vectors()
         if self.vectors is None:
             raise StoreError(f"{self.layout.state_dir}: the vector store is not open")
         return self.vectors
@@ -143,7 +147,7 @@ class Index:
         return sorted(((ids[slot], score) for slot, score in best), key=lambda item: (-item[1], item[0]))[:k]
 
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
-        return self._store().search(vector, k, flt)
+        return self.vector_store().search(vector, k, flt)
 
     def recalls(self) -> dict[str, tuple[float, int]]:
         """When each entry (by `vault.entries.entry_key`) was last among a search's hits, and how often."""
@@ -156,7 +160,7 @@ class Index:
         """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
         problems = []
         listed = self.manifest.embedded_ids()  # chunks still waiting for their vector are not in the store
-        stored = self._store().ids()
+        stored = self.vector_store().ids()
         if stored != listed:
             problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
         count = self.manifest.chunk_count()
@@ -194,14 +198,14 @@ class Index:
         """Store a batch of changed notes: their chunks and postings, and the vectors the cache
         already holds; the rest wait for `embed_waiting` (BM25 finds them meanwhile). Returns how
         many stale chunks were dropped."""
-        store = self._store()
+        store = self.vector_store()
         chunks = [c for f in batch for c in f.chunks]
         have = self.cache.get(self.embedder.name, list(dict.fromkeys(c.content_hash for c in chunks)))
         ready = [(c, p) for f in batch for c, p in zip(f.chunks, f.payloads, strict=True) if c.content_hash in have]
         self.embed_cache["hits"] += len({c.content_hash for c, _ in ready})
         self.manifest.set_meta("dirty", "1")
         if ready:
-            store.upsert([c.id for c, _ in ready], np.stack([have[c.content_hash] for c, _ in ready]),
+            store.upsert([c.id for c, _ in ready], [have[c.content_hash] for c, _ in ready],
                          [p for _, p in ready])  # fmt: skip
         crash_point("after-upsert")
         dropped = 0
@@ -255,10 +259,10 @@ class Index:
         vectors = {**have, **fresh}
         if keep:
             self.manifest.set_meta("dirty", "1")
-            self._store().upsert([r.id for r in keep], np.stack([vectors[r.content_hash] for r in keep]),
-                                 [live[r.id].payload for r in keep])  # fmt: skip
+            self.vector_store().upsert([r.id for r in keep], [vectors[r.content_hash] for r in keep],
+                                       [live[r.id].payload for r in keep])  # fmt: skip
             crash_point("after-upsert")
-            self._store().flush()
+            self.vector_store().flush()
             self.manifest.mark_embedded((r.id, r.content_hash) for r in keep)
             self.manifest.set_meta("dirty", "0")
         return len(keep)
@@ -284,7 +288,7 @@ class Index:
 
     def settle(self, when: float) -> None:
         """End of a reconcile pass: every store write is matched in the manifest now."""
-        self._store().flush()
+        self.vector_store().flush()
         self.manifest.set_meta("dirty", "0")
         self.manifest.set_meta("last_reconcile", str(when))
 
@@ -311,7 +315,7 @@ class Index:
     def _delete_points(self, ids: list[str]) -> None:
         if ids:
             self.manifest.set_meta("dirty", "1")
-            self._store().delete(ids)
+            self.vector_store().delete(ids)
 
     # resets: the one vocabulary ---------------------------------------------
     def reset(self, level: Reset) -> None:
@@ -326,7 +330,7 @@ class Index:
         """
         if level == "repair":
             known = self.manifest.embedded_ids()
-            store = self._store()
+            store = self.vector_store()
             stored = store.ids()
             orphans = stored - known
             if orphans:
@@ -336,7 +340,7 @@ class Index:
             self.manifest.set_meta("dirty", "0")
             return
         if level == "rebuild" and self.config.qdrant_url:
-            store = self._store()
+            store = self.vector_store()
             store.delete(sorted(store.ids()))
         self._close_vectors()
         if not self.config.qdrant_url:

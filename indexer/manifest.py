@@ -19,9 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from memvault.indexer import bm25
+from memvault.indexer import bm25, postings
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embed_cache import scrub as scrub_db
 from memvault.indexer.filters import FilterSpec
@@ -51,7 +49,7 @@ CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
 CREATE INDEX IF NOT EXISTS chunks_script ON chunks(script, embedded);
-""" + bm25.SCHEMA
+""" + postings.SCHEMA
 # when an entry was last in a search's hits, by `vault.entries.entry_key`: usage, never written into the notes
 _RECALLS = "CREATE TABLE IF NOT EXISTS recalls (entry TEXT PRIMARY KEY, last REAL NOT NULL, count INTEGER NOT NULL)"
 
@@ -165,7 +163,7 @@ class Manifest:
     def file_versions(self, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(size, mtime_ns) of these notes as indexed (a search's hit notes: a few, never the vault's)."""
         sql = "SELECT path, size, mtime_ns FROM files WHERE status = 'indexed' AND path IN ({marks})"
-        return {path: (size, mtime) for path, size, mtime in bm25.select_in(self.db, sql, paths)}
+        return {path: (size, mtime) for path, size, mtime in postings.select_in(self.db, sql, paths)}
 
     def chunk_ids(self, path: str | None = None) -> list[str]:
         if path is None:
@@ -190,8 +188,8 @@ class Manifest:
             with self.transaction():
                 touched |= self._drop_chunks(path)
                 base = self.db.execute("SELECT COALESCE(MAX(slot), 0) + 1 FROM chunks").fetchone()[0]
-                docs = [bm25.Doc(base + i, counts) for i, counts in enumerate(tokens)]
-                packed, added = bm25.add(self.db, docs)
+                docs = [postings.Doc(base + i, counts) for i, counts in enumerate(tokens)]
+                packed, added = postings.add(self.db, docs)
                 touched |= added
                 rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
                 self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
@@ -205,11 +203,11 @@ class Manifest:
     def _drop_chunks(self, path: str | None) -> set[int]:
         """Remove a file's chunks (every chunk: None) and their postings, inside a transaction."""
         if path is None:
-            bm25.clear(self.db)
+            postings.clear(self.db)
             self.db.execute("DELETE FROM chunks")
             return set()
         rows = self.db.execute("SELECT slot, terms FROM chunks WHERE path=?", (path,)).fetchall()
-        touched = bm25.remove(self.db, rows) if rows else set()
+        touched = postings.remove(self.db, rows) if rows else set()
         self.db.execute("DELETE FROM chunks WHERE path=?", (path,))
         return touched
 
@@ -257,13 +255,13 @@ class Manifest:
         try:
             with self.transaction():
                 rows = self.db.execute("SELECT slot, unit, context, near, text FROM chunks").fetchall()
-                bm25.clear(self.db)
+                postings.clear(self.db)
                 texts = ((slot, bm25_text(unit, context, near, zlib.decompress(text).decode("utf-8")))
                          for slot, unit, context, near, text in rows)  # fmt: skip
-                docs = [bm25.Doc(slot, Counter(tokenize(text))) for slot, text in texts]
+                docs = [postings.Doc(slot, Counter(tokenize(text))) for slot, text in texts]
                 for start in range(0, len(docs), 1000):
                     part = docs[start : start + 1000]
-                    packed, _ = bm25.add(self.db, part)
+                    packed, _ = postings.add(self.db, part)
                     self.db.executemany("UPDATE chunks SET terms=? WHERE slot=?",
                                         [(t, d.slot) for d, t in zip(part, packed, strict=True)])  # fmt: skip
         finally:
@@ -305,7 +303,7 @@ class Manifest:
     def get_chunks(self, ids: Sequence[str], text: bool = True) -> dict[str, ChunkRow]:
         """Rows by id; `text=False` leaves the text out (filters and ranking only read the rest)."""
         columns = ROW if text else ROW_BARE
-        rows = bm25.select_in(self.db, f"SELECT {columns} FROM chunks WHERE id IN ({{marks}})", list(ids))
+        rows = postings.select_in(self.db, f"SELECT {columns} FROM chunks WHERE id IN ({{marks}})", list(ids))
         return {row[0]: self._chunk(row) for row in rows}
 
     def all_chunks(self) -> Iterator[ChunkRow]:
@@ -320,13 +318,12 @@ class Manifest:
             raise sqlite3.DatabaseError(f"{self.path}: chunk {row[0]} holds unreadable JSON") from None
 
     def ids_of_slots(self, slots: Sequence[int]) -> dict[int, str]:
-        return dict(bm25.select_in(self.db, "SELECT slot, id FROM chunks WHERE slot IN ({marks})", list(slots)))
+        return dict(postings.select_in(self.db, "SELECT slot, id FROM chunks WHERE slot IN ({marks})", list(slots)))
 
-    def slots_matching(self, flt: FilterSpec) -> np.ndarray:
+    def slots_matching(self, flt: FilterSpec) -> list[int]:
         """The slots of every chunk the filter admits, sorted: BM25 filters before its cut."""
         where, params = flt.to_sql()
-        rows = self.db.execute(f"SELECT slot FROM chunks WHERE {where} ORDER BY slot", params).fetchall()
-        return np.array([r[0] for r in rows], dtype=np.int64)
+        return [r[0] for r in self.db.execute(f"SELECT slot FROM chunks WHERE {where} ORDER BY slot", params)]
 
     def newest_date(self, kind: str) -> str | None:
         return self.db.execute("SELECT MAX(date) FROM chunks WHERE kind=?", (kind,)).fetchone()[0]

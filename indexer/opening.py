@@ -54,8 +54,8 @@ def open_index(
         index = Index(layout, lock_fd, manifest, config, embedder or load_embedder(chosen), writable)
         if writable:
             settle_writer(index, recorded)
-        else:
-            index.open_vectors()
+        # a reader opens the vector store when it is first asked (`Index.vector_store`): a BM25 search never
+        # pays for it (the embedded store's load is 40-50 ms)
         index.tokenizer = _settle_tokenizer(index)
         return index
     except BaseException:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.indexer import bm25
+from memvault.indexer import postings
 from memvault.vault.model import Chunk, vector_text
 
 ROW = ("id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script, "
@@ -60,7 +60,7 @@ class ChunkRow:
         return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload, context)
 
 
-def chunk_row(c: Chunk, p: dict[str, Any], doc: bm25.Doc, terms: bytes, embedded: bool) -> tuple[Any, ...]:
+def chunk_row(c: Chunk, p: dict[str, Any], doc: postings.Doc, terms: bytes, embedded: bool) -> tuple[Any, ...]:
     tags = json.dumps(p["tags"], ensure_ascii=False) if p.get("tags") else None
     heading = json.dumps(c.heading, ensure_ascii=False)
     return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],

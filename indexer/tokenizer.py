@@ -88,7 +88,7 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         """Tokens in text order."""
         tokens: list[str] = []
-        for i, part in enumerate(CJK_RUN.split(text)):
+        for i, part in enumerate([text] if text.isascii() else CJK_RUN.split(text)):  # ASCII holds no CJK run
             if not part:
                 continue
             if i % 2:  # a CJK run

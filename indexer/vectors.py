@@ -11,9 +11,10 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.indexer.filters import FilterSpec
 from memvault.vault.errors import MemvaultError
@@ -40,7 +41,7 @@ class StoreMismatch(StoreError):
 class VectorStore(Protocol):
     description: str
 
-    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None: ...
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None: ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
@@ -124,7 +125,7 @@ class EdgeStore:
         except Exception as exc:
             raise StoreError(f"{self.path}: vector store {what} failed ({str(exc).splitlines()[0]})") from None
 
-    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None:
         points = [self._e.Point(i, v.tolist(), p) for i, v, p in zip(ids, vectors, payloads, strict=True)]
         for start in range(0, len(points), 512):
             self._write("upsert", self._e.UpdateOperation.upsert_points(points[start : start + 512]))
@@ -225,14 +226,14 @@ class ClientStore:
                 f"{url}: cannot reach Qdrant ({str(exc).splitlines()[0] if str(exc) else exc!r})"
             ) from None
 
-    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None:
         m = self._m
         for start in range(0, len(ids), 256):
             self.client.upsert(
                 self.collection,
                 points=m.Batch(
                     ids=list(ids[start : start + 256]),
-                    vectors=vectors[start : start + 256].tolist(),
+                    vectors=[v.tolist() for v in vectors[start : start + 256]],
                     payloads=list(payloads[start : start + 256]),
                 ),
             )

@@ -11,9 +11,7 @@ import dataclasses
 import math
 import sqlite3
 from collections import OrderedDict
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embedders import relevance_floor
@@ -30,15 +28,16 @@ from memvault.search.fallback import substring_search
 from memvault.search.fresh import Freshness
 from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
 from memvault.search.hits import Hit, SearchResult
-from memvault.search.mmr import chunk_vectors, mmr
 from memvault.search.options import DATES_AUTO, SearchOptions
-from memvault.search.scripts import dense_top
 from memvault.search.snippet import make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share, script_of
 from memvault.vault.entries import id_of_unit
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
+
+if TYPE_CHECKING:  # numpy, and the stages that need it, are imported by the dense stages: a BM25 search
+    import numpy as np  # in a new process never loads it (see `indexer.bm25.BM25.top`)
 
 DEPTH = 20
 QUERY_CACHE = 256
@@ -98,6 +97,11 @@ class Searcher:
             raise UsageError("--min-similarity is a floor on dense (cosine) scores: use --mode hybrid or vector")
         if self.index is None:
             return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
+        if opts.mode != "bm25":
+            try:
+                self.index.vector_store()  # a reader's is opened on first use: its faults are the index's
+            except StoreError as exc:
+                return self._substring(query, opts, f"index unavailable: {exc}", terms)
         try:
             return self._indexed(query, self.index.tokenizer(query), opts, terms)
         except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
@@ -187,6 +191,8 @@ class Searcher:
                     return _Retrieved(ranked, reason, share, fallback=f"embedder unavailable: {exc}")
                 reason = f"embedder unavailable, BM25 only: {exc}"
             else:
+                from memvault.search.scripts import dense_top
+
                 ranked["vector"] = (  # across scripts in the fusion; `--mode vector` is the model's own ranking
                     dense_top(self.index, vector, query, depth, flt)
                     if opts.mode == "hybrid"
@@ -261,6 +267,8 @@ class Searcher:
         assert self.index is not None
         if opts.mmr is None:
             return fused
+        from memvault.search.mmr import chunk_vectors, mmr
+
         return mmr(fused, chunk_vectors(self.index, payloads, [f.chunk_id for f in fused]), opts.mmr)
 
     def _corrections(self, fused: list[Fused], flt: FilterSpec | None, payloads: dict[str, Any]) -> list[Fused]:

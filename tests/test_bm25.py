@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi as Okapi
 
-from memvault.indexer import bm25
+from memvault.indexer import bm25, postings
 
 
 class BM25Okapi(Okapi):
@@ -46,7 +46,7 @@ class Corpus:
     def __init__(self) -> None:
         self.db = sqlite3.connect(":memory:", isolation_level=None)
         self.db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self.db.executescript(bm25.SCHEMA)
+        self.db.executescript(postings.SCHEMA)
         self.reader = bm25.BM25(self.db)
         self.docs: dict[str, tuple[int, bytes]] = {}
         self.next_slot = 1
@@ -56,15 +56,15 @@ class Corpus:
         counts: dict[str, int] = {}
         for t in tokens:
             counts[t] = counts.get(t, 0) + 1
-        doc = bm25.Doc(self.next_slot, counts)
-        (packed,), touched = bm25.add(self.db, [doc])
+        doc = postings.Doc(self.next_slot, counts)
+        (packed,), touched = postings.add(self.db, [doc])
         self.docs[name] = (doc.slot, packed)
         self.next_slot += 61
         self.reader.changed(touched)
 
     def remove(self, name: str) -> None:
         if name in self.docs:
-            self.reader.changed(bm25.remove(self.db, [self.docs.pop(name)]))
+            self.reader.changed(postings.remove(self.db, [self.docs.pop(name)]))
 
     def scores(self, reader: bm25.BM25, query: list[str]) -> dict[str, float]:
         by_slot = dict(zip(*(x.tolist() for x in reader.scores(query)), strict=True))
@@ -96,6 +96,11 @@ def test_scores_match_rank_bm25_after_adds_and_removes(ops, query):
         mine = np.array([ours.get(i, 0.0) for i in names])
         np.testing.assert_allclose(mine, oracle, rtol=0, atol=1e-9)
         assert set(ours) == {i for i in names if set(live[i]) & set(query)}  # only documents holding a term
+        # without numpy (a cold search): the same scores to the last bit, and the same top list
+        by_slot = dict(zip(*(x.tolist() for x in reader.scores(query)), strict=True))
+        assert reader.scores_python(query) == by_slot
+        for k in (1, 3, 20):
+            assert reader.top(query, k, python=True) == reader.top(query, k, python=False)
 
 
 def test_top_keeps_ties_and_respects_allowed_before_the_cut():
@@ -112,6 +117,11 @@ def test_top_keeps_ties_and_respects_allowed_before_the_cut():
     assert [s for s, _ in corpus.reader.top(["apple"], 3, allowed)] == [slot["d04"], slot["d03"], slot["d02"]]
     empty = corpus.reader.top(["apple"], 3, np.array([slot["other0"]]))
     assert empty == []
+    for python in (True, False):  # numpy's reader and the plain one keep the same ties and filter the same
+        best = corpus.reader.top(["apple"], 1, python=python)
+        assert sorted(s for s, _ in best) == sorted([slot["d19"], slot["twin"]])
+        assert corpus.reader.top(["apple", "pad"], 3, sorted(allowed.tolist()), python=python) == (
+            corpus.reader.top(["apple", "pad"], 3, allowed, python=not python))
 
 
 def test_a_reader_past_its_memory_cap_still_scores_exactly(monkeypatch):

@@ -144,7 +144,7 @@ def test_killed_daemon_leaves_stale_files_that_are_cleaned(daemon, cli):
     assert not pid_path(daemon).exists() and not socket_path(daemon).exists()
     cli("note", "written with no daemon")
     data, _ = _search(cli, "written with no daemon", "--mode", "bm25")
-    assert data["source"] == "bm25"  # no daemon answers and the lock is free: search opened the stores itself
+    assert data["source"] == "bm25", data["reason"]  # no daemon answers and the lock is free: search opened the stores
     assert cli("daemon", "start").returncode == 0
 
 

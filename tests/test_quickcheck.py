@@ -60,7 +60,7 @@ def stats(layout: Layout, *args: str, env: dict[str, str] | None = None) -> tupl
     out, err, heavy = index(layout, "--json", *args, env=env)
     figures = json.loads(out)
     figures.pop("seconds")
-    return figures, err, "numpy" in heavy
+    return figures, err, "memvault.indexer.reconcile" in heavy
 
 
 def full(layout: Layout) -> tuple[dict, str, bool]:

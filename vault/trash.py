@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from memvault.vault.entries import Entry, iter_entries, normalise
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import atomic_write, read_note, split_lines
@@ -74,6 +72,8 @@ def trash_entry(
     }
     folder = trash_folder(layout, ENTRIES_DIR)
     folder.mkdir(parents=True, exist_ok=True)
+    import yaml  # (on first use: a process that never trashes anything never imports it)
+
     text = "---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + lines
     atomic_write(folder / f"{ident}.md", text.encode("utf-8"))
     return ident

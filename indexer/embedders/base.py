@@ -9,9 +9,10 @@ weights: nothing is ever fetched from a model hub.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.vault.errors import MemvaultError
 
@@ -37,6 +38,8 @@ class Embedder(Protocol):
 def in_length_order(texts: Sequence[str], dim: int, encode: Callable[[list[str]], Sequence[Any]]) -> np.ndarray:
     """Embed texts sorted by length and return the rows in input order: a batch pads to its longest
     text, so batching texts of like length wastes far less compute (1.41x on SciFact with MiniLM)."""
+    import numpy as np
+
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = np.empty((len(texts), dim), dtype=np.float32)
     out[order] = np.asarray(encode([texts[i] for i in order]), dtype=np.float32)

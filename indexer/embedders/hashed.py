@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.vault.cjk import LETTER_CLASS
 
@@ -26,6 +28,8 @@ class HashEmbedder:
     _token = re.compile(rf"[^\W\d_]+|\d+|{LETTER_CLASS}")
 
     def _vector(self, text: str) -> np.ndarray:
+        import numpy as np
+
         vec = np.zeros(self.dim, dtype=np.float32)
         for token in self._token.findall(text.lower()):
             h = zlib.crc32(token.encode())
@@ -34,6 +38,8 @@ class HashEmbedder:
         return vec / norm if norm else vec
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:

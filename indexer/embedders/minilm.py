@@ -15,8 +15,10 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.indexer.embedders.base import EmbedderError, in_length_order
 from memvault.vault.config import load_settings
@@ -179,10 +181,14 @@ class FastEmbedder:
         return self._model
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         return in_length_order(texts, self.dim, lambda ordered: list(model.embed(ordered, batch_size=self.batch_size)))
 
     def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
         return np.asarray(next(iter(self._load().query_embed(text))), dtype=np.float32)

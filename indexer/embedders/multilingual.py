@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from memvault.indexer.embedders.base import EmbedderError, in_length_order
 
@@ -37,6 +38,7 @@ def default_threads() -> int:
 
 def _embed(texts: Sequence[str], dim: int, encode: Callable[[list[str]], Any]) -> np.ndarray:
     """Length-ordered batches of `_BATCH` (the packages take any list, so we batch), rows L2-normalised."""
+    import numpy as np
 
     def batched(ordered: list[str]) -> np.ndarray:
         parts = [np.asarray(encode(ordered[i : i + _BATCH]), dtype=np.float32) for i in range(0, len(ordered), _BATCH)]
@@ -78,6 +80,8 @@ class _PackagedModel:
         return self._encoders(self._model)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _embed(texts, self.dim, self._load()[0])
