@@ -1,7 +1,7 @@
 """`python -m bench startup`: what a person or an agent calling the CLI pays per command, side by side.
 
 On one generated vault of mixed English and Chinese daily notes with known answers planted in
-them, each command is run as a whole process, the tools in turn (A B C, A B C, ...), so a ratio
+them (a copy for each tool), each command is run as a whole process, the tools in turn (A B C, A B C, ...), so a ratio
 compares runs made moments apart on the same loaded machine:
 
 - no-change re-index (`memvault index`; qmd: `qmd update`);
@@ -20,6 +20,7 @@ no model load); the processes run with Python's bytecode cache, as an installed 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import random
@@ -33,58 +34,65 @@ import time
 from pathlib import Path
 from typing import Any
 
-# (question, the note that answers it, kind): facts planted in the generated vault, one note each
+# (fact, kind, question): planted in the generated vault, each in a note of its own (`planted`)
 FACTS = [
-    ("daily/2025-03-04.md", "The staging database password rotates every Tuesday at noon.", "en",
+    ("The staging database password rotates every Tuesday at noon.", "en",
      "when does the staging database password rotate"),
-    ("daily/2025-03-19.md", "Ana moved the quarterly budget review to the Lisbon office.", "en",
+    ("Ana moved the quarterly budget review to the Lisbon office.", "en",
      "where is the quarterly budget review"),
-    ("daily/2025-04-02.md", "We chose Caddy over nginx for the reverse proxy because of automatic TLS.", "en",
+    ("We chose Caddy over nginx for the reverse proxy because of automatic TLS.", "en",
      "why did we pick caddy for the reverse proxy"),
-    ("daily/2025-04-21.md", "The flaky socket test was fixed by waiting on the daemon's pid file.", "en",
+    ("The flaky socket test was fixed by waiting on the daemon's pid file.", "en",
      "how was the flaky socket test fixed"),
-    ("daily/2025-05-08.md", "Marco prefers green tea and dislikes meetings before ten.", "en",
+    ("Marco prefers green tea and dislikes meetings before ten.", "en",
      "what does marco drink"),
-    ("daily/2025-05-30.md", "The invoice export runs as a cron job at 02:00 UTC on the billing host.", "en",
+    ("The invoice export runs as a cron job at 02:00 UTC on the billing host.", "en",
      "when does the invoice export cron job run"),
-    ("daily/2025-06-11.md", "向量数据库的备份每周五晚上自动执行。", "zh", "向量数据库什么时候备份"),
-    ("daily/2025-06-27.md", "小李负责新版本的灰度发布和回滚方案。", "zh", "谁负责灰度发布"),
-    ("daily/2025-07-09.md", "我们决定把日志保留期限从三十天改成九十天。", "zh", "日志保留多少天"),
-    ("daily/2025-07-23.md", "客户希望在下个月之前完成移动端的支付功能。", "zh", "移动端支付功能什么时候完成"),
-    ("daily/2025-08-14.md", "服务器机房的空调在周三下午维修。", "zh", "机房空调哪天维修"),
-    ("daily/2025-08-29.md", "新同事王芳下周一入职，负责前端测试。", "zh", "王芳负责什么工作"),
-    ("daily/2025-09-10.md", "The kayak trip to Lake Bled is booked for the second weekend of October.", "general",
+    ("向量数据库的备份每周五晚上自动执行。", "zh", "向量数据库什么时候备份"),
+    ("小李负责新版本的灰度发布和回滚方案。", "zh", "谁负责灰度发布"),
+    ("我们决定把日志保留期限从三十天改成九十天。", "zh", "日志保留多少天"),
+    ("客户希望在下个月之前完成移动端的支付功能。", "zh", "移动端支付功能什么时候完成"),
+    ("服务器机房的空调在周三下午维修。", "zh", "机房空调哪天维修"),
+    ("新同事王芳下周一入职，负责前端测试。", "zh", "王芳负责什么工作"),
+    ("The kayak trip to Lake Bled is booked for the second weekend of October.", "general",
      "kayak trip"),
-    ("daily/2025-09-24.md", "Renewed the passport; the appointment number was 4471.", "general",
+    ("Renewed the passport; the appointment number was 4471.", "general",
      "passport appointment"),
-    ("daily/2025-10-07.md", "Bought a sourdough starter from the market on Rua Augusta.", "general",
+    ("Bought a sourdough starter from the market on Rua Augusta.", "general",
      "sourdough starter"),
-    ("daily/2025-10-22.md", "Dentist moved the check-up to the ninth of December.", "general", "dentist check-up"),
-    ("daily/2025-11-05.md", "Lent the blue tent to Tomás for his camping weekend.", "general", "who has the blue tent"),
+    ("Dentist moved the check-up to the ninth of December.", "general", "dentist check-up"),
+    ("Lent the blue tent to Tomás for his camping weekend.", "general", "who has the blue tent"),
 ]  # fmt: skip
 FILLER_EN = ("meeting", "notes", "follow", "email", "review", "draft", "call", "plan", "lunch", "walk",
              "reading", "errand", "sync", "update", "weekly", "ticket", "cleanup", "idea")  # fmt: skip
 FILLER_ZH = ("会议", "记录", "跟进", "邮件", "整理", "讨论", "计划", "午饭", "散步", "阅读", "周报", "同步")
 
 
+def _day(i: int) -> str:
+    return (dt.date(2025, 1, 1) + dt.timedelta(days=i)).isoformat()
+
+
+def planted(files: int) -> list[tuple[str, str, str, str]]:
+    """(note, fact, kind, question) for each fact, spread evenly over the vault's days."""
+    return [(f"daily/{_day((j + 1) * files // (len(FACTS) + 1))}.md", *fact) for j, fact in enumerate(FACTS)]
+
+
 def generate(root: Path, files: int, seed: int = 11) -> None:
     """`files` daily notes from 2025-01-01 on, a few filler entries each (a third of them Chinese),
     the planted facts in their notes, and a MEMORY.md."""
     rnd = random.Random(seed)
-    planted = {path: text for path, text, _, _ in FACTS}
+    facts = {path: text for path, text, _, _ in planted(files)}
     (root / "daily").mkdir(parents=True, exist_ok=True)
-    day = time.strptime("2025-01-01", "%Y-%m-%d")
-    start = time.mktime(day)
     for i in range(files):
-        name = time.strftime("%Y-%m-%d", time.localtime(start + (i * 86400) + 43200))
+        name = _day(i)
         lines = [f"# {name}", "", "## Conversations", ""]
         for _ in range(rnd.randint(3, 7)):
             if rnd.random() < 0.33:
                 lines.append("- " + "".join(rnd.choice(FILLER_ZH) for _ in range(rnd.randint(4, 9))) + "。")
             else:
                 lines.append("- " + " ".join(rnd.choice(FILLER_EN) for _ in range(rnd.randint(5, 12))).capitalize())
-        if f"daily/{name}.md" in planted:
-            lines.append("- " + planted[f"daily/{name}.md"])
+        if f"daily/{name}.md" in facts:
+            lines.append("- " + facts[f"daily/{name}.md"])
         (root / "daily" / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (root / "MEMORY.md").write_text("# Memory\n\n## Preferences\n\n- Terse answers, no emoji\n", encoding="utf-8")
 
@@ -144,48 +152,49 @@ def main(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--workdir", type=Path, help="keep the vault and qmd's state here")
     args = parser.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="memvault-startup-"))
-    shutil.rmtree(work / "vault", ignore_errors=True)
-    vault = work / "vault" / "memory"
-    generate(vault, args.files)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "MEMVAULT_VAULT")}
     env["MEMVAULT_CACHE"] = env.get("MEMVAULT_CACHE") or str(work / "cache")
     programs = [m.split("=", 1) for m in (args.memvault or [f"memvault={Path(sys.executable).parent / 'memvault'}"])]
-    tools = [Tool(label, "memvault", program, vault, env) for label, program in programs]
+    labels = [label for label, _ in programs] + (["qmd"] if args.qmd else [])
+    for label in labels:  # each tool its own copy of the same notes, so no index sees another's writes
+        shutil.rmtree(work / label, ignore_errors=True)
+        generate(work / label / "memory", args.files)
+    tools = [Tool(label, "memvault", program, work / label / "memory", env) for label, program in programs]
+    for tool in tools:
+        built = subprocess.run([tool.program, "--vault", str(tool.vault), "index", "--embedder", args.embedder],
+                               env=env, capture_output=True, text=True, timeout=1200)  # fmt: skip
+        if built.returncode != 0:
+            raise SystemExit(f"{tool.label}: memvault index failed: {built.stderr.strip()}")
     if args.qmd:
-        qmd_env = {**env, "XDG_CACHE_HOME": str(work / "qmd-cache"), "XDG_CONFIG_HOME": str(work / "qmd-config")}
-        shutil.rmtree(work / "qmd-cache", ignore_errors=True)
-        shutil.rmtree(work / "qmd-config", ignore_errors=True)
-        subprocess.run([args.qmd, "collection", "add", str(vault), "--name", "bench"], env=qmd_env, check=True,
-                       capture_output=True, timeout=300)  # fmt: skip
-        tools.append(Tool("qmd", "qmd", args.qmd, vault, qmd_env))
-    built = subprocess.run([tools[0].program, "--vault", str(vault), "index", "--embedder", args.embedder],
-                           env=env, capture_output=True, text=True, timeout=1200)  # fmt: skip
-    if built.returncode != 0:
-        raise SystemExit(f"memvault index failed: {built.stderr.strip()}")
+        state = work / "qmd" / "state"
+        qmd_env = {**env, "XDG_CACHE_HOME": str(state / "cache"), "XDG_CONFIG_HOME": str(state / "config")}
+        tools.append(Tool("qmd", "qmd", args.qmd, work / "qmd" / "memory", qmd_env))
+        subprocess.run([args.qmd, "collection", "add", str(tools[-1].vault), "--name", "bench"], env=qmd_env,
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+    facts = planted(args.files)
     for tool in tools:  # warm: bytecode written, jieba's words copied, page cache filled
         tool.run("index")
-        tool.run("search", FACTS[0][3])
-        tool.run("search", FACTS[6][3])
+        tool.run("search", facts[0][3])
+        tool.run("search", facts[6][3])
 
     figures: dict[str, dict[str, list[float]]] = {t.label: {} for t in tools}
     found: dict[str, dict[str, int]] = {t.label: {"en": 0, "zh": 0, "general": 0} for t in tools}
-    questions = {kind: [f for f in FACTS if f[2] == kind] for kind in ("en", "zh", "general")}
-    edited = vault / FACTS[-1][0]
+    questions = {kind: [f for f in facts if f[2] == kind] for kind in ("en", "zh", "general")}
     for r in range(args.runs):
         for tool in tools:
             walls = figures[tool.label]
             walls.setdefault("no-change re-index", []).append(tool.run("index")[0])
-            for kind, facts in questions.items():
-                query = facts[r % len(facts)][3]
+            for kind, asked in questions.items():
+                query = asked[r % len(asked)][3]
                 wall = tool.run("search", query)[0]
                 walls.setdefault(f"cold search, {kind}", []).append(wall)
-            with open(edited, "a", encoding="utf-8") as fh:
+            with open(tool.vault / facts[-1][0], "a", encoding="utf-8") as fh:
                 fh.write(f"- appended line {r} by the benchmark for {tool.label}\n")
             wall, cpu, _ = tool.run("index")
             walls.setdefault("append one line, then re-index", []).append(wall)
             walls.setdefault("append one line, then re-index (CPU)", []).append(cpu)
     for tool in tools:  # every known answer once, outside the timing
-        for path, _, kind, query in FACTS:
+        for path, _, kind, query in facts:
             found[tool.label][kind] += tool.first_file(tool.run("search", query)[2]) == path
     rows = {label: {what: _spread(v) for what, v in walls.items()} for label, walls in figures.items()}
     return {"files": args.files, "runs": args.runs, "embedder": args.embedder, "tools": [t.label for t in tools],

@@ -10,6 +10,8 @@ vectors the cache lacks are embedded, which the daemon does in the background.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import re
 import sqlite3
 import sys
@@ -105,7 +107,7 @@ class Reconciler:
         self.stats.chunks_waiting = self.index.manifest.waiting_count()
         self.index.settle(time.time())
         if self.index.writable:  # the derived catalog follows the days' summaries (it reads what changed)
-            self.problems += sync_catalog(self.index.layout, self.changed_years)
+            self.problems += sync_catalog(self.index.layout, self.changed_years, self.changed_days)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -157,6 +159,15 @@ class Reconciler:
     def _fail(self, entry: FileEntry, error: str) -> None:
         self.stats.chunks_deleted += self.index.fail(entry.rel, entry.size, entry.mtime_ns, error)
         self.problems.append(error)
+
+    @property
+    def changed_days(self) -> set[dt.date]:
+        out = set()
+        for rel in self.changed:
+            if _DAY.match(rel):
+                with contextlib.suppress(ValueError):  # daily/2026-02-30.md: a note, not a day
+                    out.add(dt.date.fromisoformat(rel[6:16]))
+        return out
 
     @property
     def changed_years(self) -> set[int]:

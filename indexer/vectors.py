@@ -80,6 +80,7 @@ class EdgeStore:
         _check_meta(found, embedder, dim, str(path))
         self.created = False  # True: a new, empty store; whatever the manifest says was indexed is not in it
         self.writable = create
+        self._unflushed = False  # a write since the last flush: a flush with none would only cost its fsyncs
         try:
             if found is not None and (path / "edge_config.json").exists():
                 self.shard = e.EdgeShard.load(str(path))
@@ -91,6 +92,7 @@ class EdgeStore:
                     shutil.rmtree(path)  # half-created: nothing of value in it
                 path.mkdir(parents=True)
                 self.shard = self._create(path, dim)
+                self._unflushed = True
                 meta_file.write_text(json.dumps({"embedder": embedder, "dim": dim}))
         except StoreError:
             raise
@@ -120,6 +122,7 @@ class EdgeStore:
     def _write(self, what: str, operation: Any) -> None:
         """Every write goes through here: Edge raises bare Exception when its files were deleted or
         damaged under it, and callers rebuild on `StoreError`."""
+        self._unflushed = True
         try:
             self.shard.update(operation)
         except Exception as exc:
@@ -162,8 +165,11 @@ class EdgeStore:
                 return out
 
     def flush(self) -> None:
+        if not self._unflushed:
+            return
         try:
             self.shard.flush()
+            self._unflushed = False
         except Exception as exc:
             raise StoreError(f"{self.path}: vector store flush failed ({str(exc).splitlines()[0]})") from None
 

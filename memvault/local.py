@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.paths import Layout
-from memvault.verbs.index import Indexed, Reindex
 
 if TYPE_CHECKING:
     from memvault.indexer.config import IndexConfig
     from memvault.search.engine import Searcher
     from memvault.search.hits import SearchResult
     from memvault.search.options import SearchOptions
+    from memvault.verbs.index import Indexed, Reindex
 
 CATCH_UP = 50  # notes a search indexes before it answers: a day of saves and edits, never a bulk change
 # notes a vault may hold for a search to walk it first: the walk costs about 9 us a note here, and a cold
@@ -133,6 +133,8 @@ class LocalRuntime:
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)
         if request.paths is None:  # a whole pass: the next no-change `index` may trust the stores as left now
             record(self.layout)
+        from memvault.verbs.index import Indexed
+
         return Indexed(stats.as_dict(), problems)
 
     def purge(self, paths: list[str]) -> None:

@@ -86,6 +86,37 @@ def test_a_catalog_edited_by_hand_is_regenerated_and_said(layout, cli):
     assert _catalog(layout, year) == expected
 
 
+def test_an_edit_rewrites_only_its_days_lines_and_the_catalog_is_what_the_notes_say(layout, cli, monkeypatch):
+    """An index after one note changed reads that day again, not the year's notes; what it writes is
+    what a rebuild from every note writes, through edits, new days, a deleted day and a broken file."""
+    from memvault.vault import catalog
+
+    assert cli("init", "--lang", "en").returncode == 0
+    days = [dt.date(2025, 1, 1) + dt.timedelta(days=7 * i) for i in range(12)]
+    for i, day in enumerate(days):
+        _day(layout, day, f"week {i}" if i % 3 else None, f"- entry {i}\n")
+    assert cli("index", env=HASH_ENV).returncode == 0
+    read: list[dt.date] = []
+    summary_in = catalog._summary_in
+    monkeypatch.setattr(catalog, "_summary_in", lambda lay, path, day: read.append(day) or summary_in(lay, path, day))
+    steps = [
+        (lambda: _day(layout, days[4], "week 4, edited", "- entry 4\n"), [days[4]]),
+        (lambda: _day(layout, dt.date(2025, 6, 1), "a new day", "- new\n"), [dt.date(2025, 6, 1)]),
+        (lambda: layout.daily_note(days[7]).unlink(), []),
+        (lambda: _day(layout, days[0], None, "- entry 0, no summary now\n"), [days[0]]),
+    ]
+    for step, changed in steps:
+        read.clear()
+        step()
+        assert cli("index", env=HASH_ENV).returncode == 0
+        assert read == changed  # only the changed day's note is read again
+        assert _catalog(layout, 2025) == catalog.expected(layout, 2025)
+    (layout.root / "catalog" / "2025.tsv").write_text("not a catalog\n", encoding="utf-8")
+    _day(layout, days[2], "week 2, edited", "- entry 2\n")
+    assert cli("index", env=HASH_ENV).returncode == 0  # a file not as memvault wrote it: rebuilt from every note
+    assert _catalog(layout, 2025) == catalog.expected(layout, 2025) and "week 2, edited" in _catalog(layout, 2025)
+
+
 def test_recent_and_status_give_the_figures_in_the_notes(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
     _day(layout, OLD[2], "An old day", "- one\n- two\n")

@@ -110,16 +110,38 @@ def in_sync(layout: Layout) -> bool:
     return not _due(layout, _written(layout), _days(layout), set())
 
 
-def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
+def _patched(layout: Layout, year: int, current: bytes, days: dict[dt.date, Path], changed: set[dt.date]) -> str:
+    """A year's catalog from its file as memvault wrote it, with only the `changed` days read again
+    from their notes (a day gone from the notes loses its line): the same text as `expected`, without
+    reading a year of notes for one edit."""
+    lines: dict[dt.date, str] = {}
+    for line in current.decode("utf-8").splitlines():
+        day, _, summary = line.partition("\t")
+        lines[dt.date.fromisoformat(day)] = summary
+    for day in changed | (days.keys() - lines.keys()):
+        if day.year == year:
+            lines.pop(day, None)
+            if day in days:
+                lines[day] = _summary_in(layout, days[day], day)
+    return "".join(f"{day.isoformat()}\t{lines[day]}\n" for day in sorted(lines) if day in days)
+
+
+def sync(layout: Layout, touched: set[int] | None = None, changed: set[dt.date] | None = None) -> list[str]:
     """Bring the catalog in line with the notes and return a line for each file found edited by hand.
     A year is rebuilt from its notes when `touched` holds it (None: every year), when its file is
-    missing, or when its file is not what memvault last wrote; the rest costs a directory listing."""
+    missing, or when its file is not what memvault last wrote; the rest costs a directory listing.
+    Given the `changed` days, a touched year whose file is as memvault wrote it reads only those."""
     written = _written(layout)
-    told, changed = [], False
+    told, dirty = [], False
     with vault_lock(layout):
         days = _days(layout)  # listed once for every year
         for year, path, current, edited in _due(layout, written, days, touched, warn=True):
-            text = expected(layout, year, days).encode("utf-8")
+            try:
+                patch = changed is not None and current is not None and not edited
+                text = (_patched(layout, year, current or b"", days, changed or set()) if patch
+                        else expected(layout, year, days)).encode("utf-8")  # fmt: skip
+            except ValueError:  # a line that is not `date<TAB>summary`: the file is rebuilt from the notes
+                text = expected(layout, year, days).encode("utf-8")
             if current != text:
                 if edited:
                     told.append(f"{layout.relative(path)} disagreed with the notes (edited by hand?): regenerated")
@@ -127,8 +149,8 @@ def sync(layout: Layout, touched: set[int] | None = None) -> list[str]:
                 atomic_write(path, text)
             digest = hashlib.sha256(text).hexdigest()
             if written.get(str(year)) != digest:  # also a right file memvault has no record of (a new state dir)
-                written[str(year)], changed = digest, True
-        if changed:
+                written[str(year)], dirty = digest, True
+        if dirty:
             make_state_dir(layout)
             atomic_write(layout.state_dir / _WRITTEN, json.dumps(written, sort_keys=True).encode())
     return told

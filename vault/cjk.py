@@ -48,12 +48,15 @@ class _OnFirstUse:
         return getattr(self._compiled, name)
 
 
+def on_first_use(source: str) -> re.Pattern[str]:
+    """`re.compile(source)`, done when the pattern is first used: for any class of CJK ranges."""
+    return _OnFirstUse(source)  # type: ignore[return-value]
+
+
 LETTER_CLASS = f"[{LETTERS}]"
-CJK_LETTER: re.Pattern[str] = _OnFirstUse(LETTER_CLASS)  # type: ignore[assignment]  # one CJK letter
-# a run of them, captured so that `split` keeps the runs
-CJK_RUN: re.Pattern[str] = _OnFirstUse(f"({LETTER_CLASS}+)")  # type: ignore[assignment]
-# one character chunking counts as a token of its own
-CJK_WIDE: re.Pattern[str] = _OnFirstUse(f"[{LETTERS}{WIDE_EXTRAS}]")  # type: ignore[assignment]
+CJK_LETTER = on_first_use(LETTER_CLASS)  # one CJK letter
+CJK_RUN = on_first_use(f"({LETTER_CLASS}+)")  # a run of them, captured so that `split` keeps the runs
+CJK_WIDE = on_first_use(f"[{LETTERS}{WIDE_EXTRAS}]")  # one character chunking counts as a token of its own
 
 
 def cjk_share(text: str) -> float:

@@ -16,15 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from memvault.vault.daily import append_daily, vault_lang
-from memvault.vault.days import SUMMARY_CHARS, read_day, set_summary, summary_of
 from memvault.vault.entries import Entry, check_tag, clip, entry_ids, entry_ref, says_same, tags_in, vault_entries
 from memvault.vault.errors import NoteReadError, UsageError
-from memvault.vault.faults import crash_point
-from memvault.vault.forget import select
 from memvault.vault.paths import Layout
 from memvault.vault.supersede import mark_superseded, pointer, points_at
-from memvault.vault.templates import daily_template
 
 T = TypeVar("T")
 
@@ -62,6 +57,11 @@ def correct(
     """Write `text` to today's note as the correction of one entry (named as `forget` names it), then
     mark that entry superseded. Killed between the two, running it again finds the correction
     already there and only marks."""
+    # the writing side's modules, here: a search reads corrections (below) and imports none of them
+    from memvault.vault.daily import append_daily
+    from memvault.vault.faults import crash_point
+    from memvault.vault.forget import select
+
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
     topic = match or target.key or clip(target.fact, 60)  # what the person named it by, else what it said
@@ -89,6 +89,10 @@ def note_in_summary(layout: Layout, day: dt.date, topic: str, text: str) -> None
     search or a catalog scan for the topic finds today's word on it beside an old day's (seed 004:
     "in today's index, note the corrected topic and the new truth"). Cut to what the summary's 300
     characters leave; nothing when they leave no room, or when it says so already (a run again)."""
+    from memvault.vault.daily import vault_lang
+    from memvault.vault.days import SUMMARY_CHARS, read_day, set_summary, summary_of
+    from memvault.vault.templates import daily_template
+
     lang = vault_lang(layout)
     current = read_day(layout, layout.daily_note(day)) if layout.daily_note(day).is_file() else None
     summary = (summary_of(current) if current else None) or ""

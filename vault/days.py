@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from memvault.vault.cjk import on_first_use
 from memvault.vault.entries import iter_entries
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
@@ -25,7 +26,7 @@ from memvault.vault.templates import DAILY_SECTIONS
 SUMMARY_KEY = "index"
 SUMMARY_CHARS = 300
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-][^\W_])*|\d+", re.UNICODE)
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = on_first_use(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def check_summary(text: object, where: str = "") -> str:

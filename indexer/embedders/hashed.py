@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-from memvault.vault.cjk import LETTER_CLASS
+from memvault.vault.cjk import LETTER_CLASS, on_first_use
 
 
 class HashEmbedder:
@@ -25,7 +24,7 @@ class HashEmbedder:
     multilingual = True  # hashes CJK characters like words
     # a run of CJK letters is one word to `[^\W\d_]+`; the CJK class adds only the few CJK letters that are
     # not word characters (the katakana middle dot, the kana sound marks)
-    _token = re.compile(rf"[^\W\d_]+|\d+|{LETTER_CLASS}")
+    _token = on_first_use(rf"[^\W\d_]+|\d+|{LETTER_CLASS}")
 
     def _vector(self, text: str) -> np.ndarray:
         import numpy as np

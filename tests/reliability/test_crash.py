@@ -84,6 +84,9 @@ def _index_trials(layout: Layout, trials: int, seed: int) -> None:
     expected = snapshot(layout)
     counter = [0]
     _mutate(layout, rng, expected, counter)
+    start = time.monotonic()  # how long a pass over one mutation takes here: the window a random kill aims at
+    assert run_cli(layout, "index", process=True).returncode == 0
+    took = time.monotonic() - start
     killed = 0
     for trial in range(trials):
         _mutate(layout, rng, expected, counter)
@@ -94,7 +97,7 @@ def _index_trials(layout: Layout, trials: int, seed: int) -> None:
             killed += proc.returncode == -signal.SIGKILL
         else:  # a kill from outside at a random moment
             proc = subprocess.Popen([MEMVAULT, "index"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0.05, 1.5))
+            time.sleep(rng.uniform(0.3, 0.9) * took)  # inside the pass, whatever this machine's speed
             proc.send_signal(signal.SIGKILL)
             killed += proc.wait(timeout=60) == -signal.SIGKILL
         again = run_cli(layout, "index")  # the restart and its one reconcile
