@@ -49,3 +49,13 @@ def test_speed_quick_reports_spreads_and_ratios():
     assert edit["runs"] == 3 and edit["min"] <= edit["median"] <= edit["p95"] <= edit["max"]
     assert real["daemon"]["cold_over_daemon_median"] > 0
     assert "stand-in" in json.dumps(report) and "| real_model |" in out
+
+
+def test_startup_times_each_command_and_finds_the_planted_facts(tmp_path):
+    """`bench startup` with this build alone (qmd is not installed here): every figure timed as often as
+    asked, and the planted facts found first, in English and Chinese."""
+    _bench("startup", "--files", "40", "--runs", "2", "--workdir", str(tmp_path))
+    report = json.loads(sorted((ROOT / "bench" / "results").glob("startup-*.json"))[-1].read_text())
+    figures = report["figures"]["memvault"]
+    assert {f["runs"] for f in figures.values()} == {2} and len(figures) == 6
+    assert report["right_first"]["memvault"] == report["questions"]
