@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
-from memvault.indexer.embedders.base import Embedder
+from memvault.indexer.embedders.base import Embedder, EmbedderError
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.manifest import Manifest, cache_path
 from memvault.indexer.rows import ChunkRow, FileRow
@@ -156,18 +156,6 @@ class Index:
     def recalled(self, entries: Sequence[str], when: float) -> None:
         self.manifest.record_recalls(entries, when)
 
-    def store_disagreements(self) -> list[str]:
-        """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
-        problems = []
-        listed = self.manifest.embedded_ids()  # chunks still waiting for their vector are not in the store
-        stored = self.vector_store().ids()
-        if stored != listed:
-            problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
-        count = self.manifest.chunk_count()
-        if len(self.manifest.bm25) != count:
-            problems.append(f"BM25 holds {len(self.manifest.bm25)} chunks, the manifest {count}")
-        return problems
-
     # changing -------------------------------------------------------------
     def check_alive(self) -> None:
         """A manifest deleted under a running daemon would take writes no one ever reads: say so."""
@@ -194,15 +182,24 @@ class Index:
         self._emit("file-unindexed", path=rel)
         return len(old)
 
-    def apply(self, batch: Sequence[FileChunks]) -> int:
+    def apply(self, batch: Sequence[FileChunks], embed: bool = False) -> int:
         """Store a batch of changed notes: their chunks and postings, and the vectors the cache
-        already holds; the rest wait for `embed_waiting` (BM25 finds them meanwhile). Returns how
-        many stale chunks were dropped."""
+        already holds; the rest wait for `embed_waiting` (BM25 finds them meanwhile). With `embed`,
+        the model embeds the rest first, so a small pass (an edit) writes the store and flushes it
+        once, not once for its text and again for its vectors. Returns how many stale chunks were
+        dropped."""
         store = self.vector_store()
         chunks = [c for f in batch for c in f.chunks]
         have = self.cache.get(self.embedder.name, list(dict.fromkeys(c.content_hash for c in chunks)))
+        self.embed_cache["hits"] += len(have)
+        if embed:  # the model failing leaves them waiting: `embed_waiting` meets it as it would have
+            with contextlib.suppress(EmbedderError):
+                fresh = self.embed_texts(chunks, have)
+                self.cache.put(self.embedder.name, fresh)
+                self.embed_cache["misses"] += len(fresh)
+                crash_point("after-embed")
+                have.update(fresh)
         ready = [(c, p) for f in batch for c, p in zip(f.chunks, f.payloads, strict=True) if c.content_hash in have]
-        self.embed_cache["hits"] += len({c.content_hash for c, _ in ready})
         self.manifest.set_meta("dirty", "1")
         if ready:
             store.upsert([c.id for c, _ in ready], [have[c.content_hash] for c, _ in ready],
@@ -235,7 +232,9 @@ class Index:
     def cached_vectors(self, rows: Sequence[ChunkRow]) -> dict[str, np.ndarray]:
         return self.cache.get(self.embedder.name, list(dict.fromkeys(r.content_hash for r in rows)))
 
-    def embed_texts(self, rows: Sequence[ChunkRow], have: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def embed_texts(
+        self, rows: Sequence[ChunkRow] | Sequence[Chunk], have: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
         """The model's vectors for the rows `have` lacks, by content hash. It touches no store, so a
         daemon runs it without holding its lock."""
         text_of = {r.content_hash: r.vector_text for r in rows if r.content_hash not in have}

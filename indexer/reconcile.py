@@ -100,8 +100,8 @@ class Reconciler:
             if sum(len(p.chunks) for p in batch) >= BATCH_CHUNKS:
                 self._apply(batch)
                 batch = []
-        if batch:
-            self._apply(batch)
+        if batch:  # a pass this small (an edit) embeds its new chunks with their text: one store flush
+            self._apply(batch, embed=self.embed and not self.stats.files_changed)
         if self.embed:  # the whole vault's waiting chunks, or those of the paths asked for
             self.stats.chunks_embedded += self._embed(None if paths is None else sorted(set(paths)))
         self.stats.chunks_waiting = self.index.manifest.waiting_count()
@@ -173,9 +173,11 @@ class Reconciler:
     def changed_years(self) -> set[int]:
         return {int(rel[6:10]) for rel in self.changed if _DAY.match(rel)}
 
-    def _apply(self, batch: list[FileChunks]) -> None:
+    def _apply(self, batch: list[FileChunks], embed: bool = False) -> None:
         self.changed.update(f.rel for f in batch)
-        self.stats.chunks_deleted += self.index.apply(batch)
+        embedded = self.index.embed_cache["misses"]
+        self.stats.chunks_deleted += self.index.apply(batch, embed)
+        self.stats.chunks_embedded += self.index.embed_cache["misses"] - embedded
         self.stats.files_changed += len(batch)
         if self.pause is not None:
             self.pause()

@@ -11,9 +11,22 @@ from memvault.vault.notes import parse_note
 from memvault.vault.scan import scan_vault
 
 
+def store_disagreements(index: Index) -> list[str]:
+    """How the vector store and BM25 differ from the manifest's chunks (empty when they agree)."""
+    problems = []
+    listed = index.manifest.embedded_ids()  # chunks still waiting for their vector are not in the store
+    stored = index.vector_store().ids()
+    if stored != listed:
+        problems.append(f"vector store has {len(stored - listed)} unknown and lacks {len(listed - stored)} points")
+    count = index.manifest.chunk_count()
+    if len(index.manifest.bm25) != count:
+        problems.append(f"BM25 holds {len(index.manifest.bm25)} chunks, the manifest {count}")
+    return problems
+
+
 def disagreements(index: Index) -> list[str]:
     """Every way the index differs from the notes on disk; empty when they agree exactly."""
-    problems = index.store_disagreements()
+    problems = store_disagreements(index)
     files = index.files()
     on_disk = {e.rel: e for e in scan_vault(index.layout)}
     for rel in sorted(files.keys() - on_disk.keys()):
