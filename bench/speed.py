@@ -45,6 +45,7 @@ EN = (
     "bicycle",
     "server",
 )
+ENTRIES = 6  # list items per section of a generated note
 ZH = ("向量", "数据库", "会议", "预算", "部署", "花园", "咖啡", "迁移", "发布", "服务器", "备份", "延迟", "路线图")
 
 
@@ -66,7 +67,7 @@ def generate_vault(root: Path, files: int, sections: int, seed: int = 7) -> None
         body = [f"# {day.isoformat()}"]
         for s in range(sections):
             body.append(f"\n## Topic {s}\n")
-            body.extend(f"- {_sentence(rnd)} {_sentence(rnd)}" for _ in range(6))
+            body.extend(f"- {_sentence(rnd)} {_sentence(rnd)}" for _ in range(ENTRIES))
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(body) + "\n", encoding="utf-8")
@@ -286,7 +287,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for size in [int(x) for x in args.large.split(",") if x]:
             vault = work / f"standin-{size}"
             sections = 5 if size >= 50_000 else 1
-            generate_vault(vault, max(1, size // sections), sections=sections, seed=size)
+            # each entry is a unit of its own (issue 26): a note holds sections x ENTRIES chunks
+            generate_vault(vault, max(1, size // (sections * ENTRIES)), sections=sections, seed=size)
             report["runs"][f"stand_in_{size}_chunks"] = {
                 "note": "vectors from the hash-384 stand-in embedder (feature hashing), not the model",
                 "index": index_block(vault, "hash-384", compare_embedder=False),

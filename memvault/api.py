@@ -57,7 +57,7 @@ class Vault:
     def run(self, request: Request) -> Any:
         """Run one verb: through the daemon when one answers, else in this process."""
         with self._lock:
-            reply = self._daemon.call(request)
+            reply = self._daemon.call(request, os.urandom(12).hex() if request.writes else None)
             if reply is not None:
                 return reply
             from memvault import verbs

@@ -72,22 +72,32 @@ class Message:
 
 class Request(Message):
     """One verb's arguments. `op` names it on the socket, `reply` is the type it answers with, and
-    `timeout` is how long a client waits for the daemon's answer."""
+    `timeout` is how long a client waits for the daemon's answer. A request that `writes` notes goes
+    with an id, so it takes effect once even when the daemon dies before its reply
+    (`memvault.daemon.journal`)."""
 
     op: ClassVar[str]
     reply: ClassVar[type[Any]]
     timeout: ClassVar[float] = 120.0
+    writes: ClassVar[bool] = False
 
     def __init_subclass__(
-        cls, op: str | None = None, reply: type[Any] | None = None, timeout: float | None = None, **kwargs: Any
+        cls,
+        op: str | None = None,
+        reply: type[Any] | None = None,
+        timeout: float | None = None,
+        writes: bool | None = None,
+        **kwargs: Any,
     ) -> None:
-        """`class Forget(Request, op="forget", reply=Moved)`: the op a request answers to, registered."""
+        """`class Forget(Request, op="forget", reply=Moved, writes=True)`: the op a request answers to, registered."""
         super().__init_subclass__(**kwargs)
         if op is not None:
             cls.op, cls.reply = op, reply  # type: ignore[assignment]
             REGISTRY[op] = cls
         if timeout is not None:
             cls.timeout = timeout
+        if writes is not None:
+            cls.writes = writes
 
     def __post_init__(self) -> None:
         self.check()

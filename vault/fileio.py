@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from memvault.vault.effects import before_write
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout, make_state_dir, vault_file
@@ -288,6 +289,7 @@ def atomic_write(path: Path, data: bytes, expect: str | None = None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        before_write(path, data, None if expect == ABSENT else (expect or ""))
         _put_in_place(tmp, path, expect)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from memvault.vault.catalog import sync as sync_catalog
 from memvault.vault.days import read_day, summary_of
+from memvault.vault.effects import before_remove
 from memvault.vault.entries import iter_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import vault_lock
@@ -51,6 +52,7 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
             path = layout.root / rel
             if path.is_file():
                 backup(layout, path)  # copied and synced before the note goes: a crash leaves both
+                before_remove(path)
                 path.unlink()
     sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # the lines now come from the trash
     return Retained(days, moved, kept, dry_run=False, holding=holding)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memvault.vault.effects import before_remove
 from memvault.vault.entries import Entry, iter_entries, normalise
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import atomic_write, read_note, split_lines
@@ -140,7 +141,9 @@ def list_trashed(layout: Layout) -> list[Trashed]:
 
 
 def remove_trashed(layout: Layout, ident: str) -> None:
-    _item_path(layout, ident).unlink(missing_ok=True)
+    path = _item_path(layout, ident)
+    before_remove(path)
+    path.unlink(missing_ok=True)
 
 
 def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
@@ -167,6 +170,7 @@ def scrub_trash(layout: Layout, secret: str, key: str | None = None) -> int:
             continue
         removed += len(hits)
         if path.suffix == ".md":  # a trashed entry: the item is the copy
+            before_remove(path)
             path.unlink()
             continue
         lines = split_lines(text)

@@ -135,17 +135,24 @@ class DaemonClient:
             self._quiet_until = time.monotonic() + RECHECK_S
         return conn
 
-    def call(self, request: Request) -> Any | None:
+    def call(self, request: Request, request_id: str | None = None) -> Any | None:
+        """`request_id` goes with a write: a daemon that dies before its reply noted whether the
+        verb took effect (`memvault.daemon.journal`), and that decides what this client does."""
         reused = self._conn is not None
         if self._conn is None:
             self._conn = self._connect()
             if self._conn is None:
                 return None
-        reply = self._conn.call(request.to_json(), timeout=request.timeout)
+        wire = request.to_json() if request_id is None else {**request.to_json(), "request_id": request_id}
+        reply = self._conn.call(wire, timeout=request.timeout)
+        if reply is None and request_id is not None:
+            from memvault.daemon.journal import earlier
+
+            reply = earlier(self.layout, request_id)  # its noted reply, None if it never took effect, or raises
         if reply is None or reply.get("busy"):
             self.close()
             # a kept connection the daemon closed while idle: the request never reached it, so ask again
-            return self.call(request) if reused and reply is None else None
+            return self.call(request, request_id) if reused and reply is None else None
         if not reply.pop("ok", False):
             raise DaemonError(reply.get("error") or "the daemon refused the request", reply.get("exit_code"))
         return request.reply.from_json(reply)

@@ -26,6 +26,7 @@ from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
+from memvault.daemon.journal import Journal
 from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, Server
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.opening import open_index
@@ -40,6 +41,7 @@ from memvault.search.options import SearchOptions
 from memvault.search.recall import recalled_entries
 from memvault.vault.config import DEBOUNCE_S, RESCAN_S, load_settings
 from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.faults import crash_point
 from memvault.vault.paths import Layout
 from memvault.vault.retention import retention
 from memvault.verbs.index import Indexed, Reindex
@@ -69,6 +71,8 @@ class Daemon:
         self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
         self.index.listener = self._indexed
         self.engine = Searcher(layout, self.index)  # long-lived: its query-vector cache serves every client
+        self.journal = Journal(layout)
+        self._request = threading.local()  # `written`'s notes of the identified write running in this thread
         self.lock = threading.RLock()
         self.embedding = BackgroundEmbedding(self.index, self.lock)
         self.pending = PendingPaths(debounce, on_change=lambda rel: self.events.publish("file-changed", path=rel))
@@ -85,7 +89,11 @@ class Daemon:
     def dispatch(self, line: bytes) -> dict[str, Any]:
         """Answer one request line; whatever goes wrong becomes an error reply, never a dead daemon."""
         try:
-            request = verbs.parse_request(json.loads(line))
+            obj = json.loads(line)
+            request = verbs.parse_request(obj)
+            request_id = obj.get("request_id") if request.writes else None
+            if isinstance(request_id, str) and 0 < len(request_id) <= 64:
+                return self._once(request, request_id)
             return {"ok": True, **request.reply_json(verbs.run(self, request))}
         except ValueError as exc:  # not JSON, or not UTF-8
             return {"ok": False, "error": str(exc)}
@@ -97,6 +105,32 @@ class Daemon:
             log.exception("request failed")
             self._error(f"{type(exc).__name__}: {exc}")
             return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"}
+
+    def _once(self, request: Any, request_id: str) -> dict[str, Any]:
+        """A write with its id runs once (`memvault.daemon.journal`): its reply, an error's too, is noted
+        before the notes it wrote are indexed, which is most of its time here."""
+        earlier = self.journal.earlier(request_id)  # a client asking again after a lost reply
+        if earlier is not None:
+            return earlier
+        self._request.written = written = []
+        try:
+            with self.journal.running(request_id, request.op):
+                try:
+                    reply = {"ok": True, **request.reply_json(verbs.run(self, request))}
+                except MemvaultError as exc:
+                    reply = error_json(exc)
+            self.journal.done(request_id, reply)
+        finally:
+            self._request.written = None
+        if written:
+            crash_point("before-indexing-written")
+            try:
+                self.sync(list(dict.fromkeys(written)))
+            except Exception as exc:  # the notes are written and the reply noted: the watcher catches up
+                log.exception("indexing what a verb wrote failed")
+                self._error(f"{type(exc).__name__}: {exc}")
+        crash_point("before-reply")
+        return reply
 
     def sync(self, paths: list[str] | None = None, everything_pending: bool = True) -> dict[str, Any]:
         """Index what is pending now (read-your-writes), plus `paths`; returns the stats."""
@@ -125,7 +159,11 @@ class Daemon:
     def written(self, paths: list[str]) -> bool:
         for rel in paths:  # a change like any other (its watcher event, if still to come, is the same change)
             self.pending.add(rel)
-        self.sync(paths)
+        noted = getattr(self._request, "written", None)
+        if noted is not None:  # an identified write: indexed once its reply is noted (`_once`)
+            noted.extend(paths)
+        else:
+            self.sync(paths)
         return True
 
     def events_since(self, since: int) -> list[dict[str, Any]]:
@@ -325,6 +363,7 @@ class Daemon:
                 self.index.close()
             except Exception as exc:  # a store deleted under us cannot flush; the files below must still go
                 log.warning("closing the index failed: %s", exc)
+            self.journal.close()
         for path in (socket_path(self.layout), pid_path(self.layout)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

@@ -77,7 +77,7 @@ class Summaries(Request, op="summaries", reply=SummaryList):
 
 
 @dataclass(frozen=True)
-class Summary(Request, op="summary", reply=Summarised):
+class Summary(Request, op="summary", reply=Summarised, writes=True):
     """Set a day's one-line summary (frontmatter `index`); an explicit write, so allowed on past days."""
 
     text: str
@@ -95,7 +95,7 @@ class Recent(Request, op="recent", reply=RecentDays):
 
 
 @dataclass(frozen=True)
-class Retention(Request, op="retention", reply=RetentionReply):
+class Retention(Request, op="retention", reply=RetentionReply, writes=True):
     """Move daily notes older than `days` (else the vault's `retention_days`) to the trash; `apply`
     does it, otherwise it only says what would move."""
 

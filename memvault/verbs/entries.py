@@ -99,7 +99,7 @@ class ListEntries(Request, op="list", reply=Listed):
 
 
 @dataclass(frozen=True)
-class Forget(Request, op="forget", reply=Moved):
+class Forget(Request, op="forget", reply=Moved, writes=True):
     """One entry by `key` (or its id, or a place: `PATH:LINE`, `PATH#L5-L7`) or by a piece of its text (`match`);
     `purge` keeps no copy in the trash or the index."""
 
@@ -109,12 +109,12 @@ class Forget(Request, op="forget", reply=Moved):
 
 
 @dataclass(frozen=True)
-class Restore(Request, op="restore", reply=Moved):
+class Restore(Request, op="restore", reply=Moved, writes=True):
     id: str
 
 
 @dataclass(frozen=True)
-class Clear(Request, op="clear", reply=Cleared):
+class Clear(Request, op="clear", reply=Cleared, writes=True):
     """Every entry of one MEMORY.md `section`, or of every note (`all`), to the trash. Nothing moves
     without `yes`: the request is refused with what it would move, unless it is a `dry_run`."""
 
@@ -130,7 +130,7 @@ class Trash(Request, op="trash", reply=TrashList):
 
 
 @dataclass(frozen=True)
-class Correct(Request, op="correct", reply=Corrected):
+class Correct(Request, op="correct", reply=Corrected, writes=True):
     """Correct one entry (named as `Forget` names it) with `text`, written to today's note."""
 
     text: str

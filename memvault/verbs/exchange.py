@@ -38,7 +38,7 @@ class Exported(Message):
 
 
 @dataclass(frozen=True)
-class Import(Request, op="import", reply=Imported, timeout=3600.0):  # the daemon indexes what it wrote first
+class Import(Request, op="import", reply=Imported, writes=True, timeout=3600.0):  # the daemon indexes it first
     """Import the memories of the file at `path`. The file travels by name, not by content: a socket
     request is at most 1 MiB, an import file may be far larger, and the daemon runs as the same user.
     `section`: where in MEMORY.md the memories without a place of their own go."""

@@ -64,7 +64,7 @@ class Rejected(Message):
 
 
 @dataclass(frozen=True)
-class Extract(Request, op="extract", reply=Extracted, timeout=120.0):
+class Extract(Request, op="extract", reply=Extracted, writes=True, timeout=120.0):
     """A conversation (the text of a JSON, JSON-lines or `{"messages": [...]}` file, or a Claude Code
     transcript), by `name`; its `title` heads the summary, and its id is kept on it as
     `[conversation:: ID]` (seed 000 finds a conversation's memories by it)."""
@@ -81,7 +81,7 @@ class Review(Request, op="review", reply=Proposals):
 
 
 @dataclass(frozen=True)
-class Approve(Request, op="approve", reply=Approved):
+class Approve(Request, op="approve", reply=Approved, writes=True):
     """Write a proposed fact to MEMORY.md (guards, keys and dedupe apply)."""
 
     id: str = arg("the proposal's id (see memvault review)")
@@ -90,7 +90,7 @@ class Approve(Request, op="approve", reply=Approved):
 
 
 @dataclass(frozen=True)
-class Reject(Request, op="reject", reply=Rejected):
+class Reject(Request, op="reject", reply=Rejected, writes=True):
     """Drop a proposed fact (it goes to the trash)."""
 
     id: str = arg("the proposal's id (see memvault review)")

@@ -50,7 +50,7 @@ class Got(Message):
 
 
 @dataclass(frozen=True)
-class Note(Request, op="note", reply=Saved):
+class Note(Request, op="note", reply=Saved, writes=True):
     text: str
     date: str | None = None
     section: str = "conversation"
@@ -59,7 +59,7 @@ class Note(Request, op="note", reply=Saved):
 
 
 @dataclass(frozen=True)
-class Remember(Request, op="remember", reply=Saved):
+class Remember(Request, op="remember", reply=Saved, writes=True):
     text: str
     section: str | None = None
     type: str | None = None
