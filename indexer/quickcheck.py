@@ -159,7 +159,8 @@ def nothing_owed(db: sqlite3.Connection, meta: dict[str, str]) -> bool:
     """The manifest owes no work of its own: its schema and chunker are this version's, no write was
     cut short (`dirty`) and no chunk waits for its vector (a daemon stopped before it was through:
     the full pass embeds them). `db` is open read-only."""
-    return _settled_format(meta) and not db.execute("SELECT 1 FROM chunks WHERE embedded = 0 LIMIT 1").fetchone()
+    waiting = "SELECT 1 FROM chunks INDEXED BY chunks_waiting WHERE embedded = 0 LIMIT 1"  # (manifest.WAITING_COUNT)
+    return _settled_format(meta) and not db.execute(waiting).fetchone()
 
 
 def _settled_format(meta: dict[str, str]) -> bool:

@@ -10,7 +10,6 @@ answers, else here.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import threading
 from collections.abc import Iterator
@@ -22,6 +21,8 @@ from memvault.vault.paths import note_path, resolve_vault
 
 if TYPE_CHECKING:  # each verb's module is imported by the method that runs it: a search through the
     # daemon imports no module of notes, entries or the index
+    import datetime as dt
+
     from memvault.indexer.config import IndexConfig
     from memvault.indexer.reconcile import ReconcileStats
     from memvault.local import LocalRuntime
@@ -79,7 +80,7 @@ class Vault:
         """Append to a daily note (today's unless `date` names a missing past day); `Saved` as `remember`."""
         from memvault.verbs.notes import Note
 
-        day = date.isoformat() if isinstance(date, dt.date) else date
+        day = date if date is None or isinstance(date, str) else date.isoformat()
         return self.run(Note(text, day, section, key, tags))
 
     def remember(

@@ -3,7 +3,6 @@ client can find and judge the daemon without importing the indexer."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -16,6 +15,7 @@ def socket_path(layout: Layout) -> Path:
     path = layout.state_dir / "daemon.sock"
     if len(os.fsencode(path)) < 100:
         return path
+    import hashlib
     import tempfile  # (and with it shutil, random, ...) only for a vault this deep
 
     digest = hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:16]
