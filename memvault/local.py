@@ -142,10 +142,13 @@ class LocalRuntime:
         from memvault.indexer.reconcile import reconcile
 
         self.close()
+        from memvault.daemon.journal import scrub
+
         with open_index(self.layout, self.config) as index:
             reconcile(index, paths)
             index.purge()
             index.embed_waiting()  # texts the cache did not hold (it is capped)
+        scrub(self.layout)  # a daemon's request journal, if one ran here
 
     def recalls(self) -> dict[str, tuple[float, int]]:
         from memvault.indexer.manifest import IndexUnavailable, Manifest

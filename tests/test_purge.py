@@ -86,3 +86,64 @@ def test_purge_says_where_the_same_text_still_is(layout, cli):
     assert cli("note", f"Told Sam the bike lock pin {SECRET}").returncode == 0
     purged = cli("forget", "pin", "--purge", env=HASH_ENV)
     assert purged.returncode == 0 and "still in daily/" in purged.stderr
+
+
+def _files_holding(root, text: str) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes())
+
+
+def test_purge_takes_the_text_out_of_summaries_the_catalog_and_leftover_temp_files(layout, cli):
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "--key", "door", "Door code is 1111").returncode == 0
+    assert cli("correct", "door", f"Door code is {SECRET}").returncode == 0  # today's summary tells it
+    day = next((layout.root / "daily").glob("*.md"))
+    assert SECRET in day.read_text(encoding="utf-8").split("---")[1]
+    old = layout.root / "daily" / "2026-01-05.md"  # a person's summary of another day, in clauses
+    assert cli("summary", "2026-01-05", f"met Ana; Door code is {SECRET}; fixed the sink").returncode == 0
+    leftover = layout.root / "daily" / f".{day.name}.999999.tmp"  # a save killed before its rename
+    leftover.write_text(day.read_text(encoding="utf-8"), encoding="utf-8")
+    assert cli("index", env=HASH_ENV).returncode == 0
+    assert SECRET in (layout.root / "catalog" / "2026.tsv").read_text(encoding="utf-8")
+    purged = cli("forget", "door", "--purge", env=HASH_ENV)
+    assert purged.returncode == 0, purged.stderr
+    assert "summary of daily/2026-01-05.md" in purged.stdout and f"daily/{day.name}" in purged.stdout
+    assert _files_holding(layout.root, SECRET) == []  # notes, trash, leftovers, catalog, manifest, cache
+    assert 'index: "met Ana; fixed the sink"' in old.read_text(encoding="utf-8")  # the other clauses stay
+    assert "met Ana; fixed the sink" in (layout.root / "catalog" / "2026.tsv").read_text(encoding="utf-8")
+    assert cli("forget", "--purge", "--match", "ok").returncode != 0  # "ok" is in no entry, nothing else goes
+
+
+@pytest.mark.parametrize("point", ["purge-after-note", "purge-after-copies", "mid-manifest"])
+def test_a_purge_killed_midway_is_finished_by_the_next(layout, cli, cli_process, point):
+    _plant(cli, layout)
+    assert cli("index", env=HASH_ENV).returncode == 0
+    killed = cli_process("forget", "door", "--purge", env={**HASH_ENV, "MEMVAULT_CRASH_AT": point})
+    assert killed.returncode == -9, killed.stderr
+    assert SECRET not in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert _files_holding(layout.root, SECRET)  # left in the index, the trash or the mark: to be finished
+    again = cli("forget", "door", "--purge", env=HASH_ENV)  # asked again: no entry left, the purge is finished
+    assert again.returncode == 0, again.stderr
+    assert "finishing the purge" in again.stdout
+    assert _files_holding(layout.root, SECRET) == [] and not (layout.root / ".memvault" / "purging.json").exists()
+    assert "The lab opens at nine" in (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_a_purge_through_the_daemon_leaves_no_proposal_or_reply_quoting_it(layout, cli):
+    said = f"I prefer the door code {SECRET} for the lab."
+    assert cli("init", "--lang", "en").returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
+    journal = [layout.root / ".memvault" / f"requests.sqlite{end}" for end in ("", "-wal")]
+    try:
+        conversation = layout.root.parent / "conversation.json"  # extract's reply (its proposal) quotes it
+        conversation.write_text(json.dumps([{"role": "user", "content": said}]))
+        assert cli("extract", str(conversation)).returncode == 0
+        assert cli("remember", "--type", "preference", "--key", "door", said).returncode == 0
+        assert any(SECRET.encode() in p.read_bytes() for p in journal if p.exists())
+        assert SECRET in (layout.root / "REVIEW.md").read_text(encoding="utf-8")
+        purged = cli("forget", "--purge", "door")
+        assert purged.returncode == 0, purged.stderr
+        assert not any(SECRET.encode() in p.read_bytes() for p in journal if p.exists())
+        assert SECRET not in (layout.root / "REVIEW.md").read_text(encoding="utf-8")  # nor the proposal
+        assert "still in daily/" in purged.stderr  # the conversation's summary, a note of the day, is named
+    finally:
+        cli("daemon", "stop")

@@ -5,7 +5,6 @@ of their section."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -38,7 +37,6 @@ from memvault.vault.trash import (
     new_id,
     read_trashed,
     remove_trashed,
-    scrub_trash,
     trash_entry,
 )
 
@@ -49,10 +47,8 @@ class MovedEntry:
 
     path: Path
     line: int
-    id: str  # "" when purged: no copy was kept
+    id: str
     exact: bool = True  # restore: put back at its old place (False: at the end of its section)
-    scrubbed: int = 0  # purge: copies removed from the trash
-    elsewhere: tuple[str, ...] = ()  # purge: other entries still holding the text, as PATH:LINE
 
 
 def _matches(entry: Entry, match: str | None, where: Place | None) -> bool:
@@ -104,11 +100,10 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     return found[0], lambda e: _matches(e, match, where)
 
 
-def forget(layout: Layout, key: str | None = None, match: str | None = None, purge: bool = False) -> MovedEntry:
-    """Remove exactly one entry (by key, by `PATH:LINE`, or by a piece of its text); more than one
-    match is refused with the candidates named, never guessed. `purge` keeps no copy and removes the
-    copies already in the trash (the entry's earlier versions under its key, whole-note backups) too:
-    for a secret. The index is the caller's to purge."""
+def forget(layout: Layout, key: str | None = None, match: str | None = None) -> MovedEntry:
+    """Move exactly one entry (by key, by `PATH:LINE`, or by a piece of its text) to the trash; more
+    than one match is refused with the candidates named, never guessed (`vault.purge` removes one for
+    good)."""
     target, same = select(layout, key, match)
     path = layout.root / target.path
     moved: list[MovedEntry] = []
@@ -118,28 +113,12 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, pur
         entries = [e for e in iter_entries(parse_note(target.path, current.text)) if same(e)]
         if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
             raise UsageError(f"{target.path} changed while forgetting; try again")
-        if purge:
-            lines = split_lines(current.text)
-            moved.append(MovedEntry(path, target.start_line, ""))
-            return "".join(lines[: target.start_line - 1] + lines[target.end_line :])
         new, ids = _cut(layout, current, [target], "forgotten")
         moved.append(MovedEntry(path, target.start_line, ids[0]))
         return new
 
     update_note(layout, path, change)
-    if not purge:
-        return moved[0]
-    secret = normalise(target.text)
-    elsewhere = tuple(f"{e.path}:{e.start_line}" for e in vault_entries(layout) if _says(e, secret))
-    return dataclasses.replace(moved[0], scrubbed=scrub_trash(layout, secret, target.key), elsewhere=elsewhere)
-
-
-def _says(entry: Entry, secret: str) -> bool:
-    """Whether an entry's text holds the purged text as whole words (the secret told again inside a
-    longer entry); "ok" is not in "booked", and an empty text is in nothing."""
-    words = secret.split()
-    have = normalise(entry.text).split()
-    return bool(words) and any(have[i : i + len(words)] == words for i in range(len(have) - len(words) + 1))
+    return moved[0]
 
 
 def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None

@@ -76,8 +76,10 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
     moved = _one(args, vault, args.what).forget(args.what, args.match, args.purge)
     if args.purge:
-        print(f"purged {moved.path}:{moved.line}: no copy kept, {moved.scrubbed} older copies removed from the "
-              "trash, none left in the index")  # fmt: skip
+        told = f", its clause taken out of the summary of {', '.join(moved.summaries)}" if moved.summaries else ""
+        again = " (finishing the purge an earlier run was cut short in)" if moved.resumed else ""
+        print(f"purged {moved.path}:{moved.line}{again}: no copy kept, {moved.scrubbed} older copies removed (from "
+              f"the trash and the review queue){told}, none left in the index")  # fmt: skip
         if moved.elsewhere:
             print(f"memvault: the same text is still in {', '.join(moved.elsewhere)}", file=sys.stderr)
         return 0

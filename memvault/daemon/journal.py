@@ -10,7 +10,9 @@ whose daemon died on the way asks `earlier` before running the verb itself:
 - else it stopped part way (or after its writes): it is not run again, and the error names what it
   had already written, so a line locator (`forget MEMORY.md:14`) never removes a second entry.
 
-The journal is `.memvault/requests.sqlite`; rows older than `KEEP_S` go when a daemon opens it.
+The journal is `.memvault/requests.sqlite`. It is needed for moments (a client asks it right after
+its daemon went away), so a row goes `KEEP_S` after its request began; a reply can hold a note's
+text (`extract`'s proposals), so a purge empties it (`scrub`), its deleted pages zeroed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from memvault.vault.effects import file_sha, watch
 from memvault.vault.errors import MemvaultError
 from memvault.vault.paths import Layout
 
-KEEP_S = 7 * 24 * 3600.0
+KEEP_S = 600.0
 SCHEMA = """CREATE TABLE IF NOT EXISTS requests (
     id TEXT PRIMARY KEY, op TEXT NOT NULL, started REAL NOT NULL, changes TEXT NOT NULL DEFAULT '[]', reply TEXT
 )"""
@@ -49,19 +51,16 @@ class Journal:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._db = sqlite3.connect(journal_path(layout), timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # a SIGKILL loses nothing committed; the notes fsync
-        self._db.execute(SCHEMA)
-        self._db.execute("DELETE FROM requests WHERE started < ?", (time.time() - KEEP_S,))
+        self._db = _connect(layout)
         self._lock = threading.Lock()
 
     @contextmanager
     def running(self, request_id: str, op: str) -> Iterator[None]:
         """Note the request, then every change the verb makes before it makes it."""
         with self._lock:
-            self._db.execute("INSERT OR IGNORE INTO requests (id, op, started) VALUES (?, ?, ?)",
-                             (request_id, op, time.time()))  # fmt: skip
+            now = time.time()
+            self._db.execute("DELETE FROM requests WHERE started < ?", (now - KEEP_S,))
+            self._db.execute("INSERT OR IGNORE INTO requests (id, op, started) VALUES (?, ?, ?)", (request_id, op, now))
 
         def changing(path: Path, now: str | None, after: str | None) -> None:
             change = [self.layout.relative(path), now, after]
@@ -82,6 +81,28 @@ class Journal:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _connect(layout: Layout) -> sqlite3.Connection:
+    db = sqlite3.connect(journal_path(layout), timeout=30, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=OFF")  # a SIGKILL loses nothing written; a power cut takes the client too
+    db.execute("PRAGMA secure_delete=ON")
+    db.execute(SCHEMA)
+    return db
+
+
+def scrub(layout: Layout) -> None:
+    """Forget every finished request, leaving no byte of their replies in a free page or the WAL (a
+    purge does this: a reply can quote the purged text)."""
+    if not journal_path(layout).is_file():
+        return
+    db = _connect(layout)
+    try:
+        db.execute("DELETE FROM requests WHERE reply IS NOT NULL")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
 
 
 def earlier(layout: Layout, request_id: str) -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
 from memvault.daemon.files import pid_path, socket_path
-from memvault.daemon.journal import Journal
+from memvault.daemon.journal import Journal, scrub
 from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, Server
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.opening import open_index
@@ -210,6 +210,7 @@ class Daemon:
         with self.lock:
             self.index.purge()
             self.index.embed_waiting()  # texts the cache did not hold (it is capped)
+        scrub(self.layout)  # a reply noted there can quote the text
 
     def status(self) -> dict[str, Any]:
         status = vault_status(self.layout)

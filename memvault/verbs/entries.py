@@ -37,6 +37,8 @@ class Moved(Message):
     count: int = 1  # a restored `clear` batch: how many entries went back (`path`, `line`: the first)
     scrubbed: int = 0  # forget --purge: copies removed from the trash (`id` is then "": none kept)
     elsewhere: list[str] = field(default_factory=list)  # forget --purge: entries still holding the text
+    summaries: list[str] = field(default_factory=list)  # forget --purge: daily notes whose summary told it
+    resumed: bool = False  # forget --purge: this finished a purge an earlier run was cut short in
 
 
 @dataclass(frozen=True)
@@ -180,12 +182,32 @@ def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
 
 
 def forget(rt: EntryRuntime, request: Forget) -> Moved:
-    moved = forget_entry(rt.layout, request.key, request.match, purge=request.purge)
-    if not request.purge:
-        return _moved(rt, moved)
-    rel = rt.layout.relative(moved.path)
-    rt.purge([rel])
-    return Moved(rel, moved.line, "", indexed=True, scrubbed=moved.scrubbed, elsewhere=list(moved.elsewhere))
+    if request.purge:
+        return _purge(rt, request)
+    return _moved(rt, forget_entry(rt.layout, request.key, request.match))
+
+
+def _purge(rt: EntryRuntime, request: Forget) -> Moved:
+    """A purge cut short (killed midway) is finished first, by any purge; when it is the one asked
+    for again, its entry is gone from the note and finishing it is the answer (vault.purge)."""
+    from memvault.vault.purge import done, purge, resume
+
+    earlier = resume(rt.layout)
+    if earlier is not None:
+        rt.purge(list(earlier[0].paths))
+        done(rt.layout)
+    try:
+        purged = purge(rt.layout, request.key, request.match)
+    except UsageError:
+        if earlier is None or not earlier[0].names(request.key, request.match, earlier[1]):
+            raise
+        purged = earlier[0]
+    else:
+        rt.purge(list(purged.paths))
+        done(rt.layout)
+    return Moved(purged.path, purged.line, "", indexed=True, scrubbed=purged.scrubbed,
+                 elsewhere=list(purged.elsewhere), summaries=list(purged.summaries),
+                 resumed=purged.resumed)  # fmt: skip
 
 
 def restore(rt: EntryRuntime, request: Restore) -> Moved:

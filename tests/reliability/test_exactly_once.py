@@ -80,7 +80,7 @@ def test_a_daemon_killed_before_its_reply_does_not_make_the_cli_run_the_verb_aga
     pid = _start_daemon_that_dies_at(layout, "mid-manifest")
     try:
         done = run_cli(layout, *args)
-        assert _gone(pid), "the daemon was to die re-indexing what the verb wrote"
+        wait_for(lambda: _gone(pid))  # the daemon was to die re-indexing what the verb wrote
     finally:
         run_cli(layout, "daemon", "stop")
     assert done.returncode == 0, done.stderr  # the daemon's noted reply, not "no entry" from a second run
@@ -110,7 +110,7 @@ def test_a_daemon_killed_in_the_middle_of_a_verb_names_what_it_wrote_and_runs_no
     pid = _start_daemon_that_dies_at(layout, "after-trash")
     try:
         done = run_cli(layout, *args)
-        assert _gone(pid)
+        wait_for(lambda: _gone(pid))
     finally:
         run_cli(layout, "daemon", "stop")
     assert done.returncode == 9, (done.returncode, done.stderr)
