@@ -115,4 +115,17 @@ FINDINGS: tuple[Finding, ...] = (
         "a client that sent half a line and stopped was dropped after 30 s without any error reply",
         "test_socket.py::test_slow_client_is_cut_off_with_an_error_and_others_are_served",
     ),
+    Finding(
+        "crash", "memvault/api.py, memvault/daemon/server.py",
+        "a daemon killed after a verb's writes and before its reply made the CLI run the verb again in its "
+        "own process: `forget MEMORY.md:5` removed two entries, `extract` counted its proposals seen twice, "
+        "`restore`, `correct` and `approve` exited 2 although their effect had happened (issue 25, case 4)",
+        "test_exactly_once.py::test_a_daemon_killed_before_its_reply_does_not_make_the_cli_run_the_verb_again",
+    ),
+    Finding(
+        "crash", "vault/forget.py, memvault/verbs/entries.py",
+        "a purge killed while it purged the index left the secret in the manifest, and `forget --purge` "
+        "asked again said 'no entry' (issue 25, case 11)",
+        "tests/test_purge.py::test_a_purge_killed_midway_is_finished_by_the_next[mid-manifest]",
+    ),
 )  # fmt: skip

@@ -195,7 +195,7 @@ def _harness(layout, tmp_path, kill_daemon: bool) -> dict[str, int]:
               "acknowledged": tally_.acknowledged, "refused": tally_.refused, "interrupted": tally_.interrupted,
               "daemon kills": kills[0], "keys wrong": len(wrong)}  # fmt: skip
     print(json.dumps(report))
-    tally("editor harness (operations and editor saves)", tally_.acknowledged + tally_.refused + saves)
+    tally("concurrency", tally_.acknowledged + tally_.refused + saves)  # write calls and editor saves
     assert not tally_.unexpected, tally_.unexpected[:5]
     assert saves > 20 and not lost_saves, f"{len(lost_saves)} of {saves} editor saves lost: {lost_saves[:10]}"
     assert not wrong, f"acknowledged writes lost or doubled: {list(wrong.items())[:5]}"

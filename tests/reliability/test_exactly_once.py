@@ -17,7 +17,7 @@ import pytest
 
 from memvault.daemon.client import ask
 from memvault.daemon.files import pid_path
-from tests.reliability.conftest import run_cli, wait_for
+from tests.reliability.conftest import run_cli, tally, wait_for
 
 MEMORY = """# Memory
 
@@ -84,6 +84,7 @@ def test_a_daemon_killed_before_its_reply_does_not_make_the_cli_run_the_verb_aga
     finally:
         run_cli(layout, "daemon", "stop")
     assert done.returncode == 0, done.stderr  # the daemon's noted reply, not "no entry" from a second run
+    tally("crash", 1)
     memory = layout.memory_md.read_text(encoding="utf-8")
     today = layout.daily_note(dt.date.today())
     if verb == "forget":
@@ -114,6 +115,7 @@ def test_a_daemon_killed_in_the_middle_of_a_verb_names_what_it_wrote_and_runs_no
     finally:
         run_cli(layout, "daemon", "stop")
     assert done.returncode == 9, (done.returncode, done.stderr)
+    tally("crash", 1)
     assert "in the middle of forget" in done.stderr and ".trash/" in done.stderr
     assert layout.memory_md.read_bytes() == before  # the note was not reached: it is as it was
     assert run_cli(layout, *args).returncode == 0  # asked again on purpose, it converges
