@@ -20,8 +20,13 @@ TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_
 
 
 def _data(result) -> dict:
+    """The tool's result; its structured half (checked by the SDK against the tool's output schema) must
+    say all the text half says: a key the schema lacks would be dropped from it."""
     assert not result.is_error, result.content
-    return json.loads(result.content[0].text)
+    text = result.content[0].text
+    data = json.loads(text)
+    assert result.structured_content == data and text == json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return data
 
 
 async def _session(layout, user_root) -> None:
@@ -38,6 +43,12 @@ async def _tools(session: ClientSession) -> None:
     assert started.server_info.name == "memvault" and started.server_info.version  # the package's version
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == TOOLS
+    for name, tool in tools.items():  # typed results: every tool's fields named, with their types
+        schema = tool.output_schema
+        assert schema["type"] == "object" and schema.get("properties") and schema.get("required"), name
+        assert all("type" in p or "anyOf" in p or "$ref" in p for p in schema["properties"].values()), name
+    hit = tools["memory_search"].output_schema["$defs"]["Hit"]
+    assert {"source", "snippet", "score"} <= set(hit["required"]) and "key" not in hit["required"]
     assert "search" in tools["memory_save"].description.lower()  # it tells an agent to search first
     assert all("\n    " not in t.description for t in tools.values())  # no docstring indentation
     hints = {name: (t.annotations.read_only_hint, t.annotations.destructive_hint) for name, t in tools.items()}

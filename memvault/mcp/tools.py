@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from memvault.api import Vault
+from memvault.mcp import outputs as out
 from memvault.scopes import Scopes
 from memvault.search.hits import ABOUT
 from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
@@ -84,7 +85,7 @@ class MemoryTools:
             annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"))]
             params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                             annotation=annotation))  # fmt: skip
-        tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+        tool.__signature__ = inspect.Signature(params, return_annotation=request_type.reply)  # type: ignore[attr-defined]
         tool.__name__ = f"memory_{op}"
         tool.__doc__ = inspect.cleandoc(request_type.__doc__ or "")
         return tool
@@ -97,7 +98,7 @@ class MemoryTools:
         except MemvaultError as exc:
             raise ToolError(str(exc)) from None
 
-    def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> dict[str, Any]:
+    def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> out.Searched:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
         notes or MEMORY.md; `min_similarity` drops weak hits: "auto" (the default: the model's
         floor for the question's language), a cosine, or null for none; `nothing_relevant` is then
@@ -108,7 +109,7 @@ class MemoryTools:
         memory_forget and memory_correct take, its `scope`, and its `key`, `tags`, `day`,
         `superseded` / `corrects` when it has them. At most 50 hits."""
 
-        def call() -> dict[str, Any]:
+        def call() -> out.Searched:
             limit = min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)
             given = {"min_similarity": "auto", **options, "limit": limit}  # an explicit null: no floor
             if given.get("mode") in ("bm25", "substring") and given.get("min_similarity") == "auto":
@@ -128,11 +129,11 @@ class MemoryTools:
          inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
          inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="all", annotation=ReadScope),
          *(_parameter(o, "auto" if o.name == "min_similarity" else o.default) for o in OPTIONS)],
-        return_annotation=dict[str, Any],
+        return_annotation=out.Searched,
     )  # fmt: skip
 
     def memory_get(self, path: str, start_line: int = 1, end_line: int | None = None, section: str | None = None,
-                   scope: Scope = "project") -> dict[str, Any]:  # fmt: skip
+                   scope: Scope = "project") -> out.Read:  # fmt: skip
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
         day's note), with a line range (1-based, inclusive) or one `##` section; or a search hit's
         `source` or `entry_id`, for just those lines. At most 400 lines."""
@@ -144,7 +145,7 @@ class MemoryTools:
         type: Literal["preference", "architecture", "solution", "discovery", "config", "conversation", "daily"]
         | None = None,
         section: str | None = None, key: str | None = None, tags: list[str] | None = None, scope: Scope | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> out.Saved:  # fmt: skip
         """Save one lasting fact about the user or the project: a preference, a decision and its
         reason, a constraint, a solution that took effort, a setting; not one-off chatter, never a
         secret. Search first (memory_search): if the fact is there, save it under the same `key`
@@ -156,7 +157,7 @@ class MemoryTools:
         A tag preference/decision/constraint/rule/workflow with no type or section puts it in
         MEMORY.md, where `memory_context` shows it in every prompt."""
 
-        def call() -> dict[str, Any]:
+        def call() -> out.Saved:
             kind, title = (type, section) if type or section else core_home(tags) or (None, None)
             to_day = kind is None and title is None
             request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags)
@@ -165,7 +166,7 @@ class MemoryTools:
         return self._run(call)
 
     def memory_forget(self, key: str | None = None, match: str | None = None, where: str | None = None,
-                      scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
+                      scope: Scope | None = None) -> out.Forgot:  # fmt: skip
         """Remove one entry, by its `key`, a piece of its text (`match`) or its place (`where`:
         PATH:LINE, or a search hit's `source`). It goes to the trash (a person can restore it);
         when more than one entry matches, nothing is removed and the candidates are named."""
@@ -175,7 +176,7 @@ class MemoryTools:
         return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id}
 
     def memory_correct(self, text: str, key: str | None = None, match: str | None = None, where: str | None = None,
-                       scope: Scope | None = None) -> dict[str, Any]:  # fmt: skip
+                       scope: Scope | None = None) -> out.Corrected:  # fmt: skip
         """Correct a fact that was wrong or changed, keeping the history: `text` is written to
         today's note pointing at the old entry (named by `key`, a piece of its text `match`, or
         `where`: PATH:LINE or a hit's `source`), which is marked superseded. Search then ranks the
@@ -185,7 +186,7 @@ class MemoryTools:
         done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)))
         return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
 
-    def memory_extract(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def memory_extract(self, messages: list[dict[str, Any]]) -> out.Extracted:
         """Hand over a finished conversation (`[{role, content}]`): its summary goes to today's note,
         and the lasting statements the user made go to the review queue for a person to approve
         (never straight into MEMORY.md). Returns the proposals and any warnings."""
@@ -200,7 +201,7 @@ class MemoryTools:
         self, section: str | None = None, tag: str | None = None, key: str | None = None, scope: ReadScope = "all",
         offset: Annotated[int, Field(ge=0, description="skip this many entries (the last page's next_offset)")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_ENTRIES, description="at most this many entries")] = MAX_ENTRIES,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> out.Listed:  # fmt: skip
         """List remembered entries, a page at a time, narrowed by section, tag or key, with a count per tag;
         `next_offset` is where the next page starts (null after the last)."""
         listed = self._run(lambda: self.scopes.entries(section, tag, key, scope))
@@ -213,7 +214,7 @@ class MemoryTools:
                 "tags": listed.tags}  # fmt: skip
 
     def memory_context(self, query: str | None = None, budget: int | None = None, scope: ReadScope = "all"
-                       ) -> dict[str, Any]:  # fmt: skip
+                       ) -> out.Context:  # fmt: skip
         """A prompt-ready memory block: the user's core preferences and decisions, then what is
         relevant to `query` (pass the user's last messages): `text` for the prompt, and the same as data
         (`stable`, `recall` with each item's source). `tier` says how recall answered: dense, keyword, or
@@ -223,7 +224,7 @@ class MemoryTools:
         wanted = min(max(budget if budget is not None else DEFAULT_BUDGET, 200), MAX_BUDGET)
         return self._run(lambda: self.scopes.context(query, wanted, scope))  # what `context --json` gives
 
-    def memory_status(self) -> dict[str, Any]:
+    def memory_status(self) -> out.Status:
         """The vault: files on disk and indexed, failures, the model and the store; and `memory`, per
         scope, what it holds for an agent: entries (current, superseded, keyed), the stable block's
         entries and characters, conversation summaries, proposals to review, entries recalled."""

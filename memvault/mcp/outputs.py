@@ -1,0 +1,150 @@
+"""What each hand-made MCP tool returns, as types: the SDK publishes them as the tools' output schemas
+and checks every result against them, so an agent (or its host) knows the fields before it calls. The
+tools translated from a verb return that verb's reply type (`memvault.verbs`), published the same way.
+
+Each key here is a key the tool returns: the SDK drops a key its type does not name from the
+structured result (`tests/test_mcp.py` compares it with the text result on every call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
+
+
+class Hit(TypedDict):
+    """One entry (or a piece of free text: `unit`) that answers the query, with where it is (`source`:
+    path#Lstart-Lend) and what the entry is, when it says (key, tags, day, superseded, corrects)."""
+
+    source: str
+    scope: str
+    unit: str
+    entry_id: NotRequired[str]
+    key: NotRequired[str]
+    tags: NotRequired[list[str]]
+    day: NotRequired[str]
+    superseded: NotRequired[str]
+    corrects: NotRequired[str]
+    heading: list[str]
+    snippet: str
+    score: float
+
+
+class Searched(TypedDict):
+    """The hits, best first; which retrievers answered (`answered_by`: hybrid, bm25, vector or substring)
+    and why not others (`reason`); the similarity floor's counts; `nothing_relevant` when no hit passed
+    it; how the query's date words acted (`dates`)."""
+
+    hits: list[Hit]
+    answered_by: str
+    reason: str | None
+    floor: dict[str, Any] | None
+    nothing_relevant: bool
+    dates: dict[str, Any] | None
+
+
+class Read(TypedDict):
+    """The lines asked for (`source`: path#Lstart-Lend); `more` when the note goes on past them."""
+
+    source: str
+    text: str
+    more: bool
+
+
+class Saved(TypedDict):
+    """Where the save went and what it did (`status`: added, updated, unchanged or merged); `trashed`,
+    the trash id of the version an update replaced; `superseded`, the entry it marked (PATH:LINE)."""
+
+    path: str
+    section: str
+    status: str
+    trashed: str | None
+    superseded: str | None
+    created_section: bool
+    indexed: bool
+    scope: str | None
+
+
+class Forgot(TypedDict):
+    """The entry's old place (PATH:LINE) and its trash id (`memvault restore ID` puts it back)."""
+
+    removed: str
+    trash_id: str
+
+
+class Corrected(TypedDict):
+    """The note the correction went to, its status (added, or unchanged when it was there), and the old
+    entry now marked superseded (PATH:LINE)."""
+
+    correction: str
+    status: str
+    superseded: str
+
+
+class Proposal(TypedDict):
+    id: str
+    text: str
+    kind: str
+    seen: int
+
+
+class Extracted(TypedDict):
+    """Today's note that holds the conversation's summary, and the proposals now in the review queue."""
+
+    path: str
+    proposals: list[Proposal]
+    warnings: list[str]
+
+
+class ListedEntry(TypedDict):
+    source: str
+    scope: str
+    section: str
+    key: str | None
+    tags: list[str]
+    text: str
+    date: str | None
+
+
+class Listed(TypedDict):
+    """One page of entries; `total` of all that match; `next_offset` for the next page (null after the
+    last); the count of each tag over all of them."""
+
+    entries: list[ListedEntry]
+    total: int
+    next_offset: int | None
+    tags: dict[str, int]
+
+
+class Context(TypedDict):
+    """`text` for the prompt, and the same as data: `stable` (the core entries), `recall` (each with its
+    `source`); `tier`, how recall answered (dense, keyword, or recent: nothing relevant), per scope in
+    `tiers`."""
+
+    text: str
+    stable: list[dict[str, Any]]
+    recall: list[dict[str, Any]]
+    tier: str | None
+    tiers: dict[str, str]
+
+
+class Failure(TypedDict):
+    path: str
+    reason: str
+
+
+class Status(TypedDict):
+    """The index (files on disk, indexed, pending, failed; chunks; model and store; failures), and per
+    scope what the memory holds for an agent (`memory`)."""
+
+    vault: str
+    files_on_disk: int
+    files_indexed: int
+    files_pending: int
+    files_failed: int
+    chunks: int
+    embedder: str | None
+    store: str | None
+    failures: list[Failure]
+    memory: dict[str, Any]
