@@ -14,8 +14,6 @@ from memvault.vault.days import figures, read_day
 from memvault.vault.paths import Layout, state_problem
 from memvault.vault.scan import scan_vault
 
-WAITING = "SELECT COUNT(*) FROM chunks INDEXED BY chunks_waiting WHERE embedded = 0"  # as `manifest.WAITING_COUNT`
-
 log = logging.getLogger("memvault")
 
 
@@ -47,7 +45,7 @@ def vault_status(layout: Layout) -> dict[str, Any]:
                 for r in db.execute("SELECT path, size, mtime_ns, status, error FROM files")
             }
             chunks = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-            waiting = int(db.execute(WAITING).fetchone()[0])
+            waiting = int(db.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0])
         except sqlite3.DatabaseError:  # also a manifest of an older format, until the next `index`
             meta, files, chunks, waiting = {"store": "unreadable manifest"}, {}, 0, 0
         finally:

@@ -161,3 +161,42 @@ def test_mcp_session_over_stdio(layout, user_root, cli):
         assert stopped.returncode == 3, stopped.stdout  # the daemon the session started ended with it
     finally:
         cli("daemon", "stop")
+
+
+def test_a_daemon_a_session_started_outlives_it_only_while_another_holds_it_or_until_idle(layout, user_root, cli):
+    """Session A starts the daemon, B finds it running; A's end leaves it to B; B's end (B did not start
+    it) leaves it to its idle exit; a session killed outright leaves it to the same idle exit."""
+    import subprocess
+    import time
+
+    from memvault.daemon.client import holders
+    from memvault.daemon.files import read_pid
+    from tests.reliability.conftest import pid_gone, wait_for
+
+    assert cli("init", "--lang", "en").returncode == 0
+    env = {**os.environ, **HASH_ENV, "MEMVAULT_VAULT": str(layout.root), "MEMVAULT_USER_VAULT": str(user_root)}
+
+    def session() -> subprocess.Popen:
+        quiet = subprocess.DEVNULL
+        return subprocess.Popen([MEMVAULT, "mcp", "--daemon-idle", "1"], env=env, cwd=str(layout.root.parent),
+                                stdin=subprocess.PIPE, stdout=quiet, stderr=quiet)  # fmt: skip
+
+    try:
+        a = session()
+        pid = wait_for(lambda: read_pid(layout) if holders(layout) == 1 else None, 120)
+        b = session()
+        wait_for(lambda: holders(layout) == 2, 120)
+        a.stdin.close()  # A's session ends: another holds the daemon, so it stays
+        assert a.wait(timeout=60) == 0
+        time.sleep(2.5)  # longer than its idle exit: held, it does not go
+        assert not pid_gone(pid) and holders(layout) == 1
+        b.stdin.close()
+        assert b.wait(timeout=60) == 0
+        wait_for(lambda: pid_gone(pid), 60)  # nobody holds it, no request: its idle exit
+        c = session()
+        pid = wait_for(lambda: read_pid(layout) if holders(layout) == 1 else None, 120)
+        c.kill()  # a host that kills its MCP server: the kernel closes the hold
+        c.wait(timeout=60)
+        wait_for(lambda: pid_gone(pid), 60)
+    finally:
+        cli("daemon", "stop")

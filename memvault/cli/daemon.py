@@ -13,6 +13,9 @@ STATUS_KEYS = ("vault", "files_on_disk", "files_indexed", "files_pending", "file
                "store", "index_bytes", "last_reconcile")  # fmt: skip
 
 
+DAEMON_IDLE_S = 120.0  # `mcp --daemon-idle`: how long a daemon a session started outlives the last holder
+
+
 def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.verbs.entries import Overview
 
@@ -40,7 +43,7 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.mcp.server import serve
 
-    serve(vault)
+    serve(vault, args.daemon_idle)
     return 0
 
 
@@ -54,7 +57,7 @@ def _run(args: argparse.Namespace, vault: Vault) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     settings = load_settings(vault.root, embedder=args.embedder, qdrant_url=args.qdrant_url,
                              tokenizer=args.tokenizer, debounce=args.debounce, rescan=args.rescan)  # fmt: skip
-    server.run(vault.layout, IndexConfig.from_settings(settings), settings.debounce, settings.rescan)
+    server.run(vault.layout, IndexConfig.from_settings(settings), settings.debounce, settings.rescan, args.idle_exit)
     return 0
 
 
@@ -64,6 +67,7 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "start":
         extra = ["--debounce", str(args.debounce)] if args.debounce is not None else []
         extra += ["--rescan", str(args.rescan)] if args.rescan is not None else []
+        extra += ["--idle-exit", str(args.idle_exit)] if args.idle_exit is not None else []
         extra += ["--embedder", args.embedder] if args.embedder else []
         extra += ["--tokenizer", args.tokenizer] if args.tokenizer else []
         extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
@@ -88,12 +92,21 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def add_commands(add: Add) -> None:
-    add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
+    mcp = add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
+    mcp.add_argument("--daemon-idle", type=float, default=DAEMON_IDLE_S, metavar="SECONDS",
+                     help="a daemon this session starts stops this long after no session holds it and no "
+                          "request came (default %(default)g)")  # fmt: skip
 
     p = add("daemon", cmd_daemon, "the background indexer: run | start | stop | status | install-service")
     p.add_argument("action", choices=["run", "start", "stop", "status", "install-service"])
     p.add_argument("--debounce", type=float, help="seconds a path must be quiet before indexing (default 1.5)")
     p.add_argument("--rescan", type=float, help="seconds between full reconcile scans (default 300)")
+    p.add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this long with no request and no client holding it (as an MCP session does)",
+    )
     p.add_argument("--embedder", help="embedding model for the index it owns")
     p.add_argument("--tokenizer", help="BM25 tokenizer for the index it owns")
     p.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store")

@@ -96,6 +96,27 @@ def follow(layout: Layout, since: int = 0) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
+def hold(layout: Layout) -> Connection | None:
+    """A connection that tells the vault's daemon a client still uses it, until it is closed (the kernel
+    closes it if this process dies): a daemon started with an idle exit stays while one is open. None
+    when no daemon answers."""
+    try:
+        conn = Connection(layout)
+    except OSError:
+        return None
+    reply = conn.call({"op": "hold"}, timeout=PING_TIMEOUT_S)
+    if not reply or not reply.get("ok"):
+        conn.close()
+        return None
+    return conn
+
+
+def holders(layout: Layout) -> int:
+    """How many clients hold the vault's daemon now (0 when none answers)."""
+    status = ask(layout, {"op": "status"}, timeout=30.0) or {}
+    return int(status.get("status", {}).get("usage", {}).get("holders", 0))
+
+
 def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[str, Any] | None:
     """One raw request to the vault's daemon; None when no daemon answers (not running, stale, hung, busy)."""
     if not socket_path(layout).exists():

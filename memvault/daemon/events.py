@@ -58,12 +58,28 @@ class EventBus:
 
 
 class Usage:
-    """Searches served since the daemon started and their latency (the last 10,000, for percentiles)."""
+    """Searches served since the daemon started and their latency (the last 10,000, for percentiles);
+    the clients that hold it (`hold`) and when it last served one, for a daemon with an idle exit."""
 
     def __init__(self) -> None:
         self.searches = 0
+        self.holders = 0
         self._seconds: deque[float] = deque(maxlen=10_000)
+        self._active = time.monotonic()
         self._lock = threading.Lock()
+
+    def held(self, change: int) -> None:
+        with self._lock:
+            self.holders += change
+            self._active = time.monotonic()
+
+    def served(self) -> None:
+        self._active = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since the last request or the last holder left; 0 while a client holds the daemon."""
+        with self._lock:
+            return 0.0 if self.holders else time.monotonic() - self._active
 
     def searched(self, seconds: float) -> None:
         with self._lock:
@@ -78,4 +94,5 @@ class Usage:
             return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else None
 
         latency = {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": at(1.0)}
-        return {"searches": self.searches, "search_ms": latency, **{k: dict(v) for k, v in caches.items()}}
+        return {"searches": self.searches, "search_ms": latency, "holders": self.holders,
+                **{k: dict(v) for k, v in caches.items()}}  # fmt: skip

@@ -60,10 +60,12 @@ class Daemon:
         config: IndexConfig | None = None,
         debounce: float = DEBOUNCE_S,
         rescan_every: float = RESCAN_S,
+        idle_exit: float | None = None,
     ) -> None:
         verbs.load_all()  # every op registered before the first request line is parsed
         self.layout = layout
         self.rescan_every = rescan_every
+        self.idle_exit = idle_exit  # seconds with no request and no client holding it, then it stops
         self.events = EventBus()
         self.usage = Usage()
         self.retention_day: dt.date | None = None  # the last day retention ran to the end
@@ -88,6 +90,7 @@ class Daemon:
     # requests -----------------------------------------------------------
     def dispatch(self, line: bytes) -> dict[str, Any]:
         """Answer one request line; whatever goes wrong becomes an error reply, never a dead daemon."""
+        self.usage.served()
         try:
             obj = json.loads(line)
             request = verbs.parse_request(obj)
@@ -275,6 +278,10 @@ class Daemon:
     def _loop(self) -> None:
         self._reconcile_all()
         while not self.stopping.wait(0.2):
+            if self.idle_exit is not None and self.usage.idle_for() > self.idle_exit:
+                log.info("no request and no client holding it for %.0fs: stopping", self.idle_exit)
+                self.stopping.set()
+                break
             try:
                 if self.watcher and self.watcher.ensure_alive():
                     self.events.publish("watcher-stopped", reason="died")
@@ -371,6 +378,6 @@ class Daemon:
         log.info("stopped")
 
 
-def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float) -> None:
-    """`memvault daemon run`: serve this vault in the foreground until SIGTERM."""
-    Daemon(layout, config, debounce=debounce, rescan_every=rescan).run()
+def run(layout: Layout, config: IndexConfig, debounce: float, rescan: float, idle_exit: float | None = None) -> None:
+    """`memvault daemon run`: serve this vault in the foreground until SIGTERM (or `idle_exit`)."""
+    Daemon(layout, config, debounce=debounce, rescan_every=rescan, idle_exit=idle_exit).run()

@@ -1,8 +1,9 @@
 """The daemon's socket: a Unix stream server, one thread per connection, JSON lines in and out.
 
 A request line goes to the daemon's `dispatch`; a `subscribe` line turns the connection into a
-stream of events. Limits keep a hostile or broken client from pinning threads or memory: the line
-size, an idle and a partial-line timeout, and the number of connections open at once.
+stream of events, a `hold` line into a mark that a client still uses the daemon. Limits keep a
+hostile or broken client from pinning threads or memory: the line size, an idle and a partial-line
+timeout, and the number of connections open at once.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class Handler(socketserver.StreamRequestHandler):
             if b'"subscribe"' in line and _op(line) == "subscribe":
                 self._stream(line)
                 return
+            if b'"hold"' in line and _op(line) == "hold":
+                self._hold()
+                return
             self._reply(self.server.daemon_ref.dispatch(line))
 
     def _stream(self, line: bytes) -> None:
@@ -63,6 +67,7 @@ class Handler(socketserver.StreamRequestHandler):
             return
         self.server.give_back_slot()  # from now on this connection counts as a follower, not a request
         sub = daemon.events.subscribe()
+        daemon.usage.held(+1)  # a follower uses the daemon too: an idle exit waits for it
         try:
             self._reply({"ok": True, "subscribed": True})
             sent = since  # subscribed before the backlog is read: what both hold is sent once
@@ -83,7 +88,32 @@ class Handler(socketserver.StreamRequestHandler):
         except OSError:
             return  # the subscriber left
         finally:
+            daemon.usage.held(-1)
             daemon.events.unsubscribe(sub)
+            self.server.followers.release()
+
+    def _hold(self) -> None:
+        """A client keeping the daemon in use while this connection is open (an MCP session): it sends
+        nothing more, and its end, a close or its process's death, lets a daemon with an idle exit go."""
+        daemon = self.server.daemon_ref
+        if not self.server.followers.acquire(blocking=False):
+            self._reply({"ok": False, "error": f"busy: {MAX_FOLLOWERS} clients already follow or hold; retry later"})
+            return
+        self.server.give_back_slot()
+        daemon.usage.held(+1)
+        try:
+            self._reply({"ok": True, "held": True})
+            self.connection.settimeout(0.5)  # the socket itself: its file object refuses reads after a timeout
+            while not daemon.stopping.is_set():
+                try:
+                    if not self.connection.recv(1):
+                        return  # the holder left
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+        finally:
+            daemon.usage.held(-1)
             self.server.followers.release()
 
     def _read_line(self) -> bytes | None:

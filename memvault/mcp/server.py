@@ -68,22 +68,32 @@ def compact(tool: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def serve(vault: Vault) -> None:
-    """Start the vault's daemon when none runs (and the user vault's, when there is one), serve stdio, and
-    stop the daemons it started when the session ends (an agent's sessions must not leave one behind each)."""
+def serve(vault: Vault, idle_exit: float) -> None:
+    """Serve stdio, each vault's daemon held for the session: one it starts (none ran) stops with the
+    session when no other client holds it, and else `idle_exit` seconds after the last one let go and
+    no request came, so a session killed before its end leaves no daemon behind either."""
+    from memvault.daemon.client import hold, holders
+
     started: list[Vault] = []
+    held: list[tuple[Vault, Any]] = []
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
             if not each.daemon_status()["running"]:
                 try:
-                    each.start_daemon()
+                    each.start_daemon(["--idle-exit", f"{idle_exit:g}"])
                     started.append(each)
                 except MemvaultError as exc:  # the tools still work, in this process
                     log.warning(f"{each.root}: no daemon ({exc}); answering here")
+            if (conn := hold(each.layout)) is not None:
+                held.append((each, conn))
         try:
             build_server(vault).run("stdio")
         finally:
-            for each in started:
+            for each, conn in held:
+                alone = holders(each.layout) <= 1
+                conn.close()
+                if each not in started or not alone:
+                    continue
                 try:
                     each.stop_daemon()
                 except MemvaultError as exc:
