@@ -140,6 +140,8 @@ async def _tools(session: ClientSession) -> None:
             said = result.content[0].text.strip()
             why = ("1-based", "past its end", "'Configuration'", "'..'")
             assert "\n" not in said and any(w in said for w in why), said
+        if bad[0] == "memory_forget":  # nothing matched: the refusal names the call that finds it
+            assert "no entry" in result.content[0].text and "memory_search finds it" in result.content[0].text
     fixed = _data(await session.call_tool("memory_correct", {"key": "staging-db", "text": "Staging moved to 7654"}))
     assert fixed["superseded"].startswith("MEMORY.md:") and fixed["correction"].startswith("daily/")
     first = _data(await session.call_tool("memory_search", {"query": "staging database port", "mode": "bm25"}))

@@ -29,6 +29,8 @@ MAX_ENTRIES = 200
 MAX_BUDGET = 20_000
 Scope = Literal["project", "user"]
 ReadScope = Literal["all", "project", "user"]
+# what a refusal that nothing matched adds: the call that finds it
+FIND = "memory_search finds it: give a hit's `source` or `entry_id` (as `path` or `where`); memory_list takes a key"
 
 
 def source(path: str, start: int, end: int) -> str:
@@ -90,13 +92,19 @@ class MemoryTools:
         tool.__doc__ = inspect.cleandoc(request_type.__doc__ or "")
         return tool
 
-    def _run(self, call: Callable[[], Any]) -> Any:
+    def _run(self, call: Callable[[], Any], next_step: str | None = None) -> Any:
+        """The call, a refusal as a one-line tool error; `next_step` says what to call instead when the
+        refusal is that nothing matched (as basic-memory's and qmd's errors do: a dead end costs an agent
+        a guess, a named next call does not)."""
         from mcp.server.mcpserver.exceptions import ToolError
 
         try:
             return call()
         except MemvaultError as exc:
-            raise ToolError(str(exc)) from None
+            message = str(exc)
+            if next_step and any(w in message for w in ("no entry", "not a note", "no such note")):
+                message += f"; {next_step}"
+            raise ToolError(message) from None
 
     def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> out.Searched:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
@@ -137,7 +145,7 @@ class MemoryTools:
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
         day's note), with a line range (1-based, inclusive) or one `##` section; or a search hit's
         `source` or `entry_id`, for just those lines. At most 400 lines."""
-        got = self._run(lambda: self.scopes.one(scope)[1].run(Get(path, start_line, end_line, section)))
+        got = self._run(lambda: self.scopes.one(scope)[1].run(Get(path, start_line, end_line, section)), FIND)
         return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more}
 
     def memory_save(
@@ -172,7 +180,7 @@ class MemoryTools:
         when more than one entry matches, nothing is removed and the candidates are named."""
         from memvault.verbs.entries import Forget
 
-        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(where or key, match)))
+        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(where or key, match)), FIND)
         return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id}
 
     def memory_correct(self, text: str, key: str | None = None, match: str | None = None, where: str | None = None,
@@ -183,7 +191,7 @@ class MemoryTools:
         correction first."""
         from memvault.verbs.entries import Correct
 
-        done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)))
+        done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)), FIND)
         return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
 
     def memory_extract(self, messages: list[dict[str, Any]]) -> out.Extracted:
