@@ -106,8 +106,11 @@ def scrub(layout: Layout) -> None:
 
 
 def earlier(layout: Layout, request_id: str) -> dict[str, Any] | None:
-    """The client's side, after its daemon went away mid-request: the reply the daemon noted (an
-    error reply too), None when the verb never took effect; `Interrupted` when it did in part."""
+    """The client's side, after its daemon went away mid-request or did not answer in time: the reply
+    the daemon noted (an error reply too), None when the verb never took effect; `Interrupted` when it
+    did in part, or when a daemon that took it is still alive (it may yet finish it)."""
+    from memvault.daemon.files import read_pid
+
     path = journal_path(layout)
     if not path.is_file():
         return None
@@ -116,20 +119,23 @@ def earlier(layout: Layout, request_id: str) -> dict[str, Any] | None:
     except sqlite3.Error:
         return None
     try:
-        return _earlier(layout, db, request_id)
+        return _earlier(layout, db, request_id, running=read_pid(layout) is not None)
     except sqlite3.Error:
         return None
     finally:
         db.close()
 
 
-def _earlier(layout: Layout, db: sqlite3.Connection, request_id: str) -> dict[str, Any] | None:
+def _earlier(layout: Layout, db: sqlite3.Connection, request_id: str, running: bool = False) -> dict[str, Any] | None:
     row = db.execute("SELECT op, changes, reply FROM requests WHERE id = ?", (request_id,)).fetchone()
     if row is None:
         return None
     op, changes, reply = row
     if reply is not None:
         return json.loads(reply)
+    if running:
+        raise Interrupted(f"the daemon took {op} and has not answered in time; it is still running: not run here "
+                          "(check with `memvault list` or `memvault trash` in a moment)")  # fmt: skip
     made = [rel for rel, now, after in json.loads(changes) if file_sha(layout.root / rel) != now]
     if not made:
         return None

@@ -137,3 +137,24 @@ def test_the_same_request_id_twice_is_answered_from_the_journal(layout):
     assert first["ok"] and again == first and first["status"] == "added"
     assert other["ok"] and other["status"] != "added"  # a new id is a new request: the same text is merged
     assert layout.memory_md.read_text(encoding="utf-8").count("Prefers tabs over spaces") == 1
+
+
+def test_a_write_a_live_daemon_took_is_not_run_again_by_a_client_that_stopped_waiting(layout):
+    """A reply that did not come in time, from a daemon still alive (this process stands in for it: its
+    pid file and the index lock it holds): the write may yet finish, so the client does not run it too."""
+    from memvault.daemon.journal import Interrupted, Journal, earlier
+    from memvault.vault.locks import try_lock
+
+    assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    journal = Journal(layout)
+    with journal.running("r1", "forget"):
+        pass  # taken; nothing changed yet, no reply
+    journal.close()
+    held = try_lock(layout.state_dir / "index.lock")
+    pid_path(layout).write_text(f"{os.getpid()}\n")
+    try:
+        with pytest.raises(Interrupted, match="still running"):
+            earlier(layout, "r1")
+    finally:
+        os.close(held)
+    assert earlier(layout, "r1") is None  # no daemon now, and it changed nothing: the client may run it
