@@ -271,18 +271,18 @@ def _put_in_place(tmp: Path, path: Path, expect: str | None) -> None:
     os.replace(tmp, path)
 
 
-def atomic_write(path: Path, data: bytes, expect: str | None = None) -> None:
+def atomic_write(path: Path, data: bytes, expect: str | None = None, new_mode: int = 0o644) -> None:
     """Write to a temp file in the same folder, fsync, rename over the target, fsync the folder.
 
     A crash leaves either the old note or the new one, never a torn mix. `expect`: the sha256 of the
     version this write replaces (`TextFile.sha256`), or ABSENT; a note that is no longer that version
-    is left as it is and `ChangedMeanwhile` raised.
+    is left as it is and `ChangedMeanwhile` raised. A file replaced keeps its mode; a new one gets `new_mode`.
     """
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = 0o644
+        mode = new_mode
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         with os.fdopen(fd, "wb") as fh:

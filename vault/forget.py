@@ -110,15 +110,20 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None) -> 
 
     def change(current: TextFile | None) -> str:
         assert current is not None
-        entries = [e for e in iter_entries(parse_note(target.path, current.text)) if same(e)]
-        if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
-            raise UsageError(f"{target.path} changed while forgetting; try again")
+        still_there(target, same, current.text, "forgetting")
         new, ids = _cut(layout, current, [target], "forgotten")
         moved.append(MovedEntry(path, target.start_line, ids[0]))
         return new
 
     update_note(layout, path, change)
     return moved[0]
+
+
+def still_there(target: Entry, same: Callable[[Entry], bool], text: str, doing: str) -> None:
+    """Refuse when the note, read again under the lock, no longer holds `target` alone at its lines."""
+    entries = [e for e in iter_entries(parse_note(target.path, text)) if same(e)]
+    if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
+        raise UsageError(f"{target.path} changed while {doing}; try again")
 
 
 def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None

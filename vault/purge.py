@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +26,10 @@ from memvault.vault.catalog import sync as sync_catalog
 from memvault.vault.cjk import cjk_share
 from memvault.vault.days import SUMMARY_KEY, read_day, summary_of
 from memvault.vault.entries import iter_entries, normalise, vault_entries
-from memvault.vault.errors import NoteReadError, UsageError
+from memvault.vault.errors import NoteReadError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import TextFile, atomic_write, read_note, split_lines, sweep_leftovers, update_note
-from memvault.vault.forget import select
+from memvault.vault.forget import select, still_there
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import REVIEW_FILE, Layout, daily_notes, make_state_dir
 from memvault.vault.trash import scrub_trash
@@ -77,9 +76,7 @@ def purge(layout: Layout, key: str | None = None, match: str | None = None) -> P
 
     def change(current: TextFile | None) -> str:
         assert current is not None
-        entries = [e for e in iter_entries(parse_note(target.path, current.text)) if same(e)]
-        if [(e.start_line, e.end_line) for e in entries] != [(target.start_line, target.end_line)]:
-            raise UsageError(f"{target.path} changed while purging; try again")
+        still_there(target, same, current.text, "purging")
         lines = split_lines(current.text)
         return "".join(lines[: target.start_line - 1] + lines[target.end_line :])
 
@@ -196,14 +193,7 @@ def _without(text: str, secret: str) -> str:
 
 def _mark(layout: Layout, mark: dict[str, Any]) -> None:
     make_state_dir(layout)
-    path = layout.state_dir / MARK
-    tmp = path.with_name(f".{MARK}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(mark, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write(layout.state_dir / MARK, json.dumps(mark).encode(), new_mode=0o600)  # it holds the text
 
 
 def _read_mark(layout: Layout) -> dict[str, Any] | None:

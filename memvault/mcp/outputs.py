@@ -1,6 +1,7 @@
 """What each hand-made MCP tool returns, as types: the SDK publishes them as the tools' output schemas
 and checks every result against them, so an agent (or its host) knows the fields before it calls. The
-tools translated from a verb return that verb's reply type (`memvault.verbs`), published the same way.
+tools translated from a verb, and memory_save, return that verb's reply type (`memvault.verbs`),
+published the same way.
 
 Each key here is a key the tool returns: the SDK drops a key its type does not name from the
 structured result (`tests/test_mcp.py` compares it with the text result on every call).
@@ -50,20 +51,6 @@ class Read(TypedDict):
     source: str
     text: str
     more: bool
-
-
-class Saved(TypedDict):
-    """Where the save went and what it did (`status`: added, updated, unchanged or merged); `trashed`,
-    the trash id of the version an update replaced; `superseded`, the entry it marked (PATH:LINE)."""
-
-    path: str
-    section: str
-    status: str
-    trashed: str | None
-    superseded: str | None
-    created_section: bool
-    indexed: bool
-    scope: str | None
 
 
 class Forgot(TypedDict):

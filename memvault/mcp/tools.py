@@ -21,7 +21,7 @@ from memvault.search.hits import ABOUT
 from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
 from memvault.vault.errors import MemvaultError
 from memvault.verbs.context import core_home
-from memvault.verbs.notes import Get, Note, Remember
+from memvault.verbs.notes import Get, Note, Remember, Saved
 from memvault.verbs.query import Search
 
 MAX_HITS = 50
@@ -153,7 +153,7 @@ class MemoryTools:
         type: Literal["preference", "architecture", "solution", "discovery", "config", "conversation", "daily"]
         | None = None,
         section: str | None = None, key: str | None = None, tags: list[str] | None = None, scope: Scope | None = None,
-    ) -> out.Saved:  # fmt: skip
+    ) -> Saved:  # fmt: skip
         """Save one lasting fact about the user or the project: a preference, a decision and its
         reason, a constraint, a solution that took effort, a setting; not one-off chatter, never a
         secret. Search first (memory_search): if the fact is there, save it under the same `key`
@@ -165,7 +165,7 @@ class MemoryTools:
         A tag preference/decision/constraint/rule/workflow with no type or section puts it in
         MEMORY.md, where `memory_context` shows it in every prompt."""
 
-        def call() -> out.Saved:
+        def call() -> dict[str, Any]:  # `Saved` as JSON: what the output schema describes
             kind, title = (type, section) if type or section else core_home(tags) or (None, None)
             to_day = kind is None and title is None
             request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags)
