@@ -36,6 +36,7 @@ class Connection:
 
     def __init__(self, layout: Layout, timeout: float = 2.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.stalled = False  # the last call's reply did not come in time (`call`)
         self.sock.settimeout(timeout)
         deadline = time.monotonic() + timeout
         while True:
@@ -54,7 +55,9 @@ class Connection:
         self.reader = self.sock.makefile("rb")
 
     def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
-        """Send one request and wait up to `timeout` for its reply; None if the daemon hangs up or stalls."""
+        """Send one request and wait up to `timeout` for its reply; None if the daemon hangs up or stalls
+        (`stalled` then says which: a daemon that hung up is gone, one that stalled may still answer)."""
+        self.stalled = False
         if timeout is not None:
             self.sock.settimeout(timeout)
         try:
@@ -65,7 +68,10 @@ class Connection:
             return None
         try:
             reply = self.reader.readline(MAX_REPLY_BYTES)
-        except (OSError, TimeoutError):
+        except TimeoutError:
+            self.stalled = True
+            return None
+        except OSError:
             return None
         return json.loads(reply) if reply else None
 
@@ -169,7 +175,8 @@ class DaemonClient:
         if reply is None and request_id is not None:
             from memvault.daemon.journal import earlier
 
-            reply = earlier(self.layout, request_id)  # its noted reply, None if it never took effect, or raises
+            # its noted reply, None if it never took effect, or raises (also while a stalled daemon may finish it)
+            reply = earlier(self.layout, request_id, stalled=self._conn.stalled)
         if reply is None or reply.get("busy"):
             self.close()
             # a kept connection the daemon closed while idle: the request never reached it, so ask again

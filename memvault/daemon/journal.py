@@ -105,10 +105,11 @@ def scrub(layout: Layout) -> None:
         db.close()
 
 
-def earlier(layout: Layout, request_id: str) -> dict[str, Any] | None:
-    """The client's side, after its daemon went away mid-request or did not answer in time: the reply
-    the daemon noted (an error reply too), None when the verb never took effect; `Interrupted` when it
-    did in part, or when a daemon that took it is still alive (it may yet finish it)."""
+def earlier(layout: Layout, request_id: str, stalled: bool = False) -> dict[str, Any] | None:
+    """The client's side, after its daemon went away mid-request or (`stalled`) did not answer in time:
+    the reply the daemon noted (an error reply too), None when the verb never took effect; `Interrupted`
+    when it did in part, or when a stalled daemon that took it is still alive (it may yet finish it). A
+    daemon that hung up is not asked after: dying, it may hold its lock a moment longer."""
     from memvault.daemon.files import read_pid
 
     path = journal_path(layout)
@@ -119,7 +120,7 @@ def earlier(layout: Layout, request_id: str) -> dict[str, Any] | None:
     except sqlite3.Error:
         return None
     try:
-        return _earlier(layout, db, request_id, running=read_pid(layout) is not None)
+        return _earlier(layout, db, request_id, running=stalled and read_pid(layout) is not None)
     except sqlite3.Error:
         return None
     finally:
