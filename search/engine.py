@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sqlite3
+import textwrap
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
 from memvault.indexer.opening import open_index
 from memvault.indexer.rows import ChunkRow
+from memvault.indexer.stopwords import STOP_WORDS
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
 from memvault.search.corrections import follow_corrections
@@ -28,11 +30,12 @@ from memvault.search.fallback import substring_search
 from memvault.search.fresh import Freshness
 from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
 from memvault.search.hits import Hit, SearchResult
+from memvault.search.join import JOIN_POOL, join_runs
 from memvault.search.options import DATES_AUTO, SearchOptions
-from memvault.search.snippet import make_snippet, match_terms
+from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share, script_of
-from memvault.vault.entries import id_of_unit
+from memvault.vault.entries import entries_in, entry_id, id_of_unit
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 
@@ -162,7 +165,7 @@ class Searcher:
         fused, floor, reason = self._floor(query, fused, found, opts, depth, payloads)
         fused = self._diversify(fused, opts, payloads)
         fused = self._corrections(fused, flt, payloads)
-        hits, changed = self._hits(fused, opts, payloads, terms)
+        hits, changed = self._hits(query, fused, opts, payloads, terms)
         reason = "; ".join(filter(None, [reason, changed])) or None
         return SearchResult(query, source, reason, hits, terms, floor, dates)
 
@@ -279,33 +282,47 @@ class Searcher:
         return follow_corrections(fused, self.index, self.layout, flt, payloads)
 
     def _hits(
-        self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any], terms: tuple[str, ...]
+        self, query: str, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any], terms: tuple[str, ...]
     ) -> tuple[list[Hit], str | None]:
-        """What the caller gets, and what the answer says of it: at most `per_doc` hits a note and `limit`
-        in all, each with its lines, heading, text and a snippet around the query's words. Only the kept
-        chunks' rows are read, and each as its note holds it now (search.fresh): a candidate whose text
-        is no longer in its note, or that has no payload or row, is left out and the next one moves up."""
+        """What the caller gets, and what the answer says of it: neighbouring entries that answer the
+        query joined into one hit (search.join), at most `per_doc` hits a note and `limit` in all, each
+        with its lines, heading, text and a snippet around the query's words. Rows are read for the
+        pool a join draws from and then as far down as the hits need, each as its note holds it now
+        (search.fresh): a candidate whose text is no longer in its note, or that has no payload or row,
+        is left out and the next one moves up."""
         assert self.index is not None
         fresh = Freshness(self.layout, self.index.manifest)
-        paths = [(f.chunk_id, payloads[f.chunk_id]["path"]) for f in fused if f.chunk_id in payloads]
-        rows: dict[str, ChunkRow] = {}
-        left_out: set[str] = set()
-        while True:
-            keep = cap_per_doc(((cid, path) for cid, path in paths if cid not in left_out), opts.per_doc, opts.limit)
-            new = [cid for cid in keep if cid not in rows]
-            rows.update(fresh.check(self.index.chunk_rows(new)))
-            missing = {cid for cid in new if cid not in rows}
-            if not missing:
-                break
-            left_out |= missing
         by_id = {f.chunk_id: f for f in fused}
+        order = [f.chunk_id for f in fused if f.chunk_id in payloads]
+        floor, words = relevance_floor(self.index.embedder.name, script_of(query)), set(terms) - STOP_WORDS
+
+        def answering(cid: str, row: ChunkRow) -> bool:
+            return by_id[cid].scores.get("vector", -1.0) >= floor or not words.isdisjoint(tokenize(row.text))
+
+        rows: dict[str, ChunkRow] = {}
+        read = 0
+        while True:
+            step = order[read : max(read + opts.limit, JOIN_POOL)]
+            rows.update(fresh.check(self.index.chunk_rows(step)))
+            read += len(step)
+            runs = join_runs(order[:read], rows, answering)
+            keep = cap_per_doc(((i, r.path) for i, r in enumerate(runs)), opts.per_doc, opts.limit)
+            if len(keep) >= opts.limit or read >= len(order):
+                break
         wanted = match_terms(terms)
         hits = []
-        for cid in keep:
-            row, f = rows[cid], by_id[cid]
-            hits.append(Hit(row.path, row.start_line, row.end_line, row.heading, row.text, f.score,
-                            make_snippet(row.text, wanted), f.ranks, f.scores, cid, None,
-                            row.payload.get("unit", "text"), _about(row)))  # fmt: skip
+        for run in (runs[i] for i in keep):
+            row, f = rows[run.lead], by_id[run.lead]
+            about, text, unit = _about(row), row.text, row.payload.get("unit", "text")
+            lines = fresh.lines(run.path) if len(run.members) > 1 else None
+            if lines is not None and run.end <= len(lines):
+                text, unit = "\n".join(lines[run.start - 1 : run.end]), "entries"
+                about["entries"] = [entry_id(e) for e in entries_in(textwrap.dedent(text))]
+            else:
+                run.start, run.end = row.start_line, row.end_line
+            snippet = make_snippet(text, wanted, max(SNIPPET_LINES, run.end - run.start + 1))
+            hits.append(Hit(row.path, run.start, run.end, row.heading, text, f.score, snippet, f.ranks, f.scores,
+                            run.lead, None, unit, about))  # fmt: skip
         return hits, fresh.reason()
 
 

@@ -32,6 +32,7 @@ class Freshness:
     manifest: Manifest
     changed: set[str] = field(default_factory=set)  # notes that are not the version indexed
     _now: dict[str, dict[str, Chunk] | None] = field(default_factory=dict)  # rel -> current chunks by hash
+    _lines: dict[str, list[str] | None] = field(default_factory=dict)  # rel -> its lines now, once read
 
     def check(self, rows: dict[str, ChunkRow]) -> dict[str, ChunkRow]:
         """`rows` (by chunk id) as their notes hold them now: rows whose text is gone are left out, the
@@ -58,6 +59,18 @@ class Freshness:
                 continue
             self.changed.add(rel)
             self._now[rel] = {} if st is None else _chunks_now(self.layout, rel)
+
+    def lines(self, rel: str) -> list[str] | None:
+        """The note's lines as it is now, for a hit that spans more than one chunk (`search.join`);
+        None when it cannot be read."""
+        if rel not in self._lines:
+            try:
+                text = read_note(self.layout.root / rel, rel, layout=self.layout).text
+            except NoteReadError:
+                self._lines[rel] = None
+            else:
+                self._lines[rel] = [line.rstrip("\r") for line in text.split("\n")]
+        return self._lines[rel]
 
     def reason(self) -> str | None:
         """For the answer: how many of the hits' notes changed since they were indexed."""

@@ -9,7 +9,9 @@ of its answer counts for more than one that ranks near-ties. Weighted Reciprocal
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
+
+T = TypeVar("T")
 
 RRF_K = 60
 # Chosen by `python -m bench fusion` (bench/results/README.md, issue 18): z-scores at equal weights, with
@@ -101,10 +103,10 @@ def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: i
     ]
 
 
-def cap_per_doc(items: Iterable[tuple[str, str]], per_doc: int, limit: int) -> list[str]:
+def cap_per_doc(items: Iterable[tuple[T, str]], per_doc: int, limit: int) -> list[T]:
     """Keep at most `per_doc` ids per path, in order, up to `limit`; items are (id, path)."""
     seen: dict[str, int] = {}
-    out: list[str] = []
+    out: list[T] = []
     for item_id, path in items:
         if per_doc and seen.get(path, 0) >= per_doc:
             continue

@@ -8,8 +8,10 @@ from typing import Any
 MODES = ("hybrid", "bm25", "vector", "substring")
 # what a hit says of its unit, when it has it: an entry's id (its key, else `@` and a hash of its text:
 # every verb that names an entry takes it), key, #tags (its own and its note's), the day it belongs to,
-# and for a superseded entry the day it was corrected, for a correction what it corrects
-ABOUT = ("entry_id", "key", "tags", "day", "superseded", "corrects")
+# and for a superseded entry the day it was corrected, for a correction what it corrects; a hit of
+# neighbouring entries (unit "entries", `search.join`) names them all, in line order, its best-ranked
+# entry's id, key and tags first
+ABOUT = ("entry_id", "key", "tags", "day", "superseded", "corrects", "entries")
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     chunk_id: str = ""
     scope: str | None = None  # project or user, when more than one vault was read
-    unit: str = "text"  # entry, text or summary (see `memvault.vault.model.Chunk`)
+    unit: str = "text"  # entry, entries (neighbours joined), text or summary (`memvault.vault.model.Chunk`)
     about: dict[str, Any] = field(default_factory=dict)  # ABOUT: what the unit is, from its note and its fields
 
     def to_json(self) -> dict[str, Any]:
@@ -108,13 +110,14 @@ HIT_SCHEMA: dict[str, Any] = {
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
         "text": {"type": "string"},  # the whole chunk the snippet is cut from
         "chunk_id": {"type": "string"},  # the index's id of that chunk ("" from the substring fallback)
-        "unit": {"type": "string", "enum": ["entry", "text", "summary"]},
+        "unit": {"type": "string", "enum": ["entry", "entries", "text", "summary"]},
         "entry_id": {"type": "string"},
         "key": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
         "day": {"type": "string"},
         "superseded": {"type": "string"},
         "corrects": {"type": "string"},
+        "entries": {"type": "array", "items": {"type": "string"}},  # unit "entries": the ids of the joined
     },
 }
 RESULT_SCHEMA: dict[str, Any] = {

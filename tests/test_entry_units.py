@@ -1,6 +1,7 @@
-"""The entry is the unit of recall (issue 26): a hit is one entry and says what it is (its id, key,
-#tags, day, superseded / corrects), every locator a hit carries is taken by the verbs that act on an
-entry, and a correction's pointer survives edits above the entry it corrects. CLI in this process."""
+"""The entry is the unit of recall (issue 26): a hit is one entry, or neighbours that answer together,
+and says what it is (its id, key, #tags, day, superseded / corrects), every locator a hit carries is
+taken by the verbs that act on an entry, and a correction's pointer survives edits above the entry it
+corrects. CLI in this process."""
 
 from __future__ import annotations
 
@@ -109,3 +110,46 @@ def test_an_older_line_pointer_still_resolves(layout, cli):
     _ok(cli("index"))
     hits = _search(cli, "lunch noodle bar", "--mode", "bm25")
     assert [h["path"] for h in hits[:2]] == ["daily/2026-11-21.md", f"daily/{DAY}.md"]
+
+
+TALK = f"""# {DAY}
+
+## Conversations
+
+- 09:00 **Ana**: Where do we hold the team offsite in March?
+- 09:01 **Ben**: The offsite is in Lisbon this year, by the river.
+- 09:02 **Ana**: Good, then I book the flights to Lisbon today.
+- 09:03 **Ben**: The budget review moved to Friday.
+- 09:04 **Ana**: Noted, and the printer on floor two is fixed.
+- 09:05 **Ben**: The new laptops arrive next week.
+- 09:06 **Ana**: Someone left an umbrella in room four.
+- 09:07 **Ben**: Lisbon hotels fill up quickly in spring.
+"""
+
+
+def test_neighbouring_entries_that_answer_a_query_together_are_one_hit(layout, cli):
+    """The question, its answer and the follow-up are one hit of the lines they span, naming its entries;
+    a neighbour that holds none of the query's words stays out, and a far one is a hit of its own."""
+    _ok(cli("init", "--lang", "en"))
+    note = layout.root / "daily" / f"{DAY}.md"
+    note.write_text(TALK, encoding="utf-8")
+    _ok(cli("index"))
+    hits = _search(cli, "team offsite in Lisbon", "--mode", "bm25", "--per-doc", "0")
+    lines = TALK.split("\n")
+    joined = hits[0]
+    assert (joined["unit"], joined["start_line"], joined["end_line"]) == ("entries", 5, 7)  # not the budget line
+    assert joined["text"] == "\n".join(lines[4:7])  # the note's own lines
+    assert len(joined["entries"]) == 3 and joined["entry_id"] in joined["entries"]
+    assert joined["snippet"].count("\n") == 2  # all three lines, not a window of them
+    far = [h for h in hits if h["start_line"] == 12]
+    assert far and far[0]["unit"] == "entry" and far[0]["end_line"] == 12  # "Lisbon hotels", five lines on
+    from memvault import Vault
+    from memvault.verbs.notes import Get
+
+    with Vault(layout.root) as v:
+        got = v.run(Get(f"{joined['path']}#L5-L7"))
+    assert got.text == joined["text"]
+    refused = cli("forget", f"{joined['path']}#L5-L7")
+    assert refused.returncode == 2 and "3 entries match" in refused.stderr  # named, nothing removed
+    _ok(cli("forget", joined["entries"][1]))
+    assert "Lisbon this year" not in note.read_text(encoding="utf-8")

@@ -16,7 +16,8 @@ from typing_extensions import TypedDict
 
 class Hit(TypedDict):
     """One entry (or a piece of free text: `unit`) that answers the query, with where it is (`source`:
-    path#Lstart-Lend) and what the entry is, when it says (key, tags, day, superseded, corrects)."""
+    path#Lstart-Lend) and what the entry is, when it says (key, tags, day, superseded, corrects); unit
+    "entries": neighbouring entries that answer it together, `entries` their ids."""
 
     source: str
     scope: str
@@ -27,6 +28,7 @@ class Hit(TypedDict):
     day: NotRequired[str]
     superseded: NotRequired[str]
     corrects: NotRequired[str]
+    entries: NotRequired[list[str]]
     heading: list[str]
     snippet: str
     score: float

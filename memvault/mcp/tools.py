@@ -115,7 +115,8 @@ class MemoryTools:
         how date words in the query ("last week", "上周") act. Each hit is one entry (or a piece of
         free text: `unit`) with its `source` (path#Lstart-Lend) and `entry_id`, which memory_get,
         memory_forget and memory_correct take, its `scope`, and its `key`, `tags`, `day`,
-        `superseded` / `corrects` when it has them. At most 50 hits."""
+        `superseded` / `corrects` when it has them; a hit of unit "entries" is neighbouring entries
+        that answer together, `entries` their ids (memory_forget takes one). At most 50 hits."""
 
         def call() -> out.Searched:
             limit = min(max(options.get("limit") or DEFAULTS["limit"], 1), MAX_HITS)
