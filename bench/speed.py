@@ -176,6 +176,27 @@ def no_change_block(vault: Path, files: int, runs: int) -> dict[str, Any]:
             "no_change_files_changed": max(changed)}  # fmt: skip
 
 
+def fresh_block(vault: Path, runs: int) -> dict[str, Any]:
+    """With no daemon: a save through the CLI, then a search for its words; a line appended as an
+    editor would, then a search for it. Each a whole process; how long, and whether the search found it."""
+    save_s, after_save_s, after_edit_s, found_save, found_edit = [], [], [], 0, 0
+    day = next(iter(sorted((vault / "daily").glob("*.md"))))
+    for i in range(runs):
+        word = f"freshsave{i}q"
+        save_s.append(run(["--vault", str(vault), "note", f"Decided on the {word} plan"])[0])
+        seconds, out, _ = run(["--vault", str(vault), "search", word, "--mode", "bm25", "--json"])
+        after_save_s.append(seconds)
+        found_save += any(word in h["text"] for h in json.loads(out)["hits"])
+        word = f"freshedit{i}q"
+        with open(day, "a", encoding="utf-8") as fh:
+            fh.write(f"- an editor's line about {word}\n")
+        seconds, out, _ = run(["--vault", str(vault), "search", word, "--mode", "bm25", "--json"])
+        after_edit_s.append(seconds)
+        found_edit += any(word in h["text"] for h in json.loads(out)["hits"])
+    return {"save_s": spread(save_s), "search_after_save_s": spread(after_save_s), "found_after_save": found_save,
+            "search_after_edit_s": spread(after_edit_s), "found_after_edit": found_edit, "runs": runs}  # fmt: skip
+
+
 def _manifest_sha(vault: Path, rel: str) -> str | None:
     db = sqlite3.connect(f"file:{vault / '.memvault' / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
     try:
@@ -283,6 +304,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report["runs"][f"no_change_{small}_files"] = {
             "note": "a whole `memvault index` process that finds nothing changed, beside one that only walks",
             "index": no_change_block(work / f"small-{small}", small, runs=3 if args.quick else 10),
+        }
+        report["runs"][f"fresh_{small}_files"] = {
+            "note": "no daemon: a CLI save, or an editor's appended line, then a search for its words",
+            "after_write": fresh_block(work / f"small-{small}", runs=3 if args.quick else 10),
         }
         for size in [int(x) for x in args.large.split(",") if x]:
             vault = work / f"standin-{size}"

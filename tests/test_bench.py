@@ -49,6 +49,8 @@ def test_speed_quick_reports_spreads_and_ratios():
     assert edit["runs"] == 3 and edit["min"] <= edit["median"] <= edit["p95"] <= edit["max"]
     assert real["daemon"]["cold_over_daemon_median"] > 0
     assert "stand-in" in json.dumps(report) and "| real_model |" in out
+    fresh = report["runs"]["fresh_40_files"]["after_write"]  # no daemon: what was just written is found
+    assert (fresh["found_after_save"], fresh["found_after_edit"], fresh["search_after_edit_s"]["runs"]) == (3, 3, 3)
 
 
 def test_startup_times_each_command_and_finds_the_planted_facts(tmp_path):
