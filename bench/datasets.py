@@ -111,4 +111,55 @@ def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
     return units
 
 
-SETS = {"scifact": scifact, "locomo": locomo, "cmrc": cmrc, "xquad": xquad}
+def _mixed(name: str, base: list[Unit], extra: Path, share: float, seed: int) -> list[Unit]:
+    """`base`'s vaults with notes in the other script added (documents of the `extra` set, which answer
+    none of base's queries), `share` of each vault's files in all: a monolingual question over a
+    mixed vault, judged as in its own set (issue 28: the fusion must rank it as it would without them)."""
+    pool = sorted(extra.glob("docs/*.md"))
+    random.Random(seed).shuffle(pool)  # one order for every share: a smaller share's notes are in a larger's
+    out = []
+    for unit in base:
+        n = round(len(unit.files) * share / (1 - share))
+        added = [(d, f"docs/{d.name}") for d in pool[:n]]
+        out.append(Unit(f"{name}/{unit.name}", unit.files + added, unit.queries, unit.judge, unit.per_doc))
+    return out
+
+
+def _small(unit: Unit, queries: int, others: int, seed: int, qrels: dict[str, dict[str, float]]) -> Unit:
+    """A document set cut to `queries` questions, their documents and `others` x as many besides."""
+    rnd = random.Random(seed)
+    asked = rnd.sample(unit.queries, min(queries, len(unit.queries)))
+    needed = {f"{d}.md" for q in asked for d in qrels[q[0]]}
+    rest = [f for f in unit.files if f[0].name not in needed]
+    files = [f for f in unit.files if f[0].name in needed] + rnd.sample(rest, min(len(rest), others * len(needed)))
+    return Unit(unit.name, files, asked, unit.judge, unit.per_doc)
+
+
+def mixed_sets(seed: int = 1) -> dict[str, Callable[..., list[Unit]]]:
+    """The mixed-script vaults made from the shared sets (none of them is a set of its own): Chinese
+    questions over Chinese passages with English abstracts added, the reverse, and a LoCoMo
+    conversation with Chinese passages among its daily notes; each at two shares of the other script."""
+    zh, en = DATA / "zh_cmrc2018", DATA / "scifact"
+
+    def cmrc_small(_quick: int = 0, _seed: int = 1) -> list[Unit]:
+        return [_small(cmrc()[0], 150, 2, seed, _qrels(zh / "qrels.tsv"))]
+
+    def scifact_small(_quick: int = 0, _seed: int = 1) -> list[Unit]:
+        return [_small(scifact()[0], 150, 2, seed, _qrels(en / "qrels.tsv"))]
+
+    def locomo_one(_quick: int = 0, _seed: int = 1) -> list[Unit]:
+        return locomo()[:1]
+
+    def made(name: str, base: Callable[..., list[Unit]], extra: Path, share: float) -> Callable[..., list[Unit]]:
+        return lambda _quick=0, _seed=1: _mixed(name, base(), extra, share, seed)
+
+    sets: dict[str, Callable[..., list[Unit]]] = {}
+    for share in (0.2, 0.5):
+        for label, base, extra, other in (("cmrc", cmrc_small, en, "en"), ("scifact", scifact_small, zh, "zh"),
+                                          ("locomo", locomo_one, zh, "zh")):  # fmt: skip
+            name = f"{label}+{other}{round(share * 100)}"
+            sets[name] = made(name, base, extra, share)
+    return sets
+
+
+SETS = {"scifact": scifact, "locomo": locomo, "cmrc": cmrc, "xquad": xquad, **mixed_sets()}

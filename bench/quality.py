@@ -92,7 +92,7 @@ def summarise(name: str, labels: list[str], per_label: dict[str, list]) -> dict[
     summary: dict[str, Any] = {}
     for label in labels:
         rows = per_label[label]
-        if name == "locomo":
+        if name.startswith("locomo"):
             groups = {"cat1-4": {1, 2, 3, 4}, **{f"cat{c}": {c} for c in (1, 2, 3, 4)}, "cat5": {5}}
             summary[label] = {
                 group: {**mean([m for c, m in rows if c in cats]), "n": sum(c in cats for c, _ in rows)}
@@ -144,7 +144,7 @@ def table(report: dict[str, Any]) -> str:
     ]
     for name, data in report["sets"].items():
         for mode, metrics in data["metrics"].items():
-            groups = metrics.items() if name == "locomo" else [("", metrics)]
+            groups = metrics.items() if name.startswith("locomo") else [("", metrics)]
             for label, m in groups:
                 if not m.get("n"):
                     continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import sqlite3
-import textwrap
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,6 @@ from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
 from memvault.indexer.opening import open_index
 from memvault.indexer.rows import ChunkRow
-from memvault.indexer.stopwords import STOP_WORDS
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
 from memvault.search.corrections import follow_corrections
@@ -29,13 +27,12 @@ from memvault.search.dates import DateWords, read_dates
 from memvault.search.fallback import substring_search
 from memvault.search.fresh import Freshness
 from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
-from memvault.search.hits import Hit, SearchResult
-from memvault.search.join import JOIN_POOL, join_runs
+from memvault.search.hits import Hit, SearchResult, about_unit
+from memvault.search.join import JOIN_POOL, Place, content_words, join_runs, joinable, run_text
 from memvault.search.options import DATES_AUTO, SearchOptions
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share, script_of
-from memvault.vault.entries import entries_in, entry_id, id_of_unit
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 
@@ -294,10 +291,10 @@ class Searcher:
         fresh = Freshness(self.layout, self.index.manifest)
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
-        floor, words = relevance_floor(self.index.embedder.name, script_of(query)), set(terms) - STOP_WORDS
+        floor, words = relevance_floor(self.index.embedder.name, script_of(query)), content_words(terms)
 
-        def answering(cid: str, row: ChunkRow) -> bool:
-            return by_id[cid].scores.get("vector", -1.0) >= floor or not words.isdisjoint(tokenize(row.text))
+        def answering(cid: str) -> bool:
+            return by_id[cid].scores.get("vector", -1.0) >= floor or not words.isdisjoint(tokenize(rows[cid].text))
 
         rows: dict[str, ChunkRow] = {}
         read = 0
@@ -305,7 +302,7 @@ class Searcher:
             step = order[read : max(read + opts.limit, JOIN_POOL)]
             rows.update(fresh.check(self.index.chunk_rows(step)))
             read += len(step)
-            runs = join_runs(order[:read], rows, answering)
+            runs = join_runs(order[:read], {cid: _place(row) for cid, row in rows.items()}, answering)
             keep = cap_per_doc(((i, r.path) for i, r in enumerate(runs)), opts.per_doc, opts.limit)
             if len(keep) >= opts.limit or read >= len(order):
                 break
@@ -313,11 +310,11 @@ class Searcher:
         hits = []
         for run in (runs[i] for i in keep):
             row, f = rows[run.lead], by_id[run.lead]
-            about, text, unit = _about(row), row.text, row.payload.get("unit", "text")
+            about, text, unit = about_unit(row.payload, row.text), row.text, row.payload.get("unit", "text")
             lines = fresh.lines(run.path) if len(run.members) > 1 else None
-            if lines is not None and run.end <= len(lines):
-                text, unit = "\n".join(lines[run.start - 1 : run.end]), "entries"
-                about["entries"] = [entry_id(e) for e in entries_in(textwrap.dedent(text))]
+            joined = run_text(lines, run) if lines is not None else None
+            if joined is not None:
+                (text, about["entries"]), unit = joined, "entries"
             else:
                 run.start, run.end = row.start_line, row.end_line
             snippet = make_snippet(text, wanted, max(SNIPPET_LINES, run.end - run.start + 1))
@@ -336,13 +333,10 @@ class _Retrieved:
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
 
 
-def _about(row: ChunkRow) -> dict[str, Any]:
-    """What a hit says of its unit (`search.hits.ABOUT`), from its row."""
+def _place(row: ChunkRow) -> Place:
     p = row.payload
-    about = {"day": (p.get("date") or "")[:10], "tags": p.get("tags"), "superseded": p.get("superseded")}
-    if p.get("unit") == "entry":
-        about.update(entry_id=id_of_unit(row.text), key=p.get("key"), corrects=p.get("corrects"))
-    return {k: v for k, v in about.items() if v}
+    return Place(row.path, row.heading, row.start_line, row.end_line,
+                 joinable(p.get("unit", "text"), p.get("superseded"), p.get("corrects")))  # fmt: skip
 
 
 def _filter(opts: SearchOptions, words: DateWords | None, dates: dict[str, Any] | None) -> FilterSpec | None:

@@ -3,7 +3,8 @@
 It needs no index, no model and no lock, so `search` can always answer. A
 chunk holding the whole query (case-insensitive) ranks above one holding
 some of its words (the query's tokens, so Chinese works without spaces);
-then MEMORY.md over daily notes (0.7 against 0.5), then newer notes first.
+then MEMORY.md over daily notes (0.7 against 0.5), then newer notes first. Neighbouring entries
+that hold the query's words are one hit, as in an indexed search (`search.join`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import datetime as dt
 from memvault.indexer.filters import FilterSpec, payload_for
 from memvault.indexer.tokenizer import tokenize
 from memvault.search.fusion import cap_per_doc
-from memvault.search.hits import Hit
-from memvault.search.snippet import make_snippet, match_terms
+from memvault.search.hits import Hit, about_unit
+from memvault.search.join import Place, content_words, join_runs, joinable, run_text
+from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.vault.chunking import chunk_note
 from memvault.vault.errors import NoteReadError
 from memvault.vault.fileio import read_note
@@ -49,10 +51,13 @@ def _parsed(entry: FileEntry) -> tuple[Note, list[tuple[Chunk, str]]] | None:
 def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | None, per_doc: int) -> list[Hit]:
     phrase = " ".join(query.lower().split())
     # words for Latin text, jieba words for CJK: a Chinese question has no spaces to split on
-    terms = match_terms(tokenize(phrase)) or [phrase]
+    words = content_words(tokenize(phrase))
+    terms = match_terms([t for t in tokenize(phrase) if t in words] or tokenize(phrase)) or [phrase]
     if not phrase:
         return []
     found: list[tuple[tuple, Chunk, float]] = []
+    notes: dict[str, list[str]] = {}
+    parsed_notes: dict[str, Note] = {}
     for entry in scan_vault(layout):
         if entry.error:
             continue
@@ -60,6 +65,8 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
         if parsed is None:
             continue
         note, chunks = parsed
+        parsed_notes[note.path] = note
+        notes[note.path] = [""] * (note.body_line - 1) + note.body.split("\n")  # the file's lines, by number
         day = note.date or dt.date.fromtimestamp(entry.mtime_ns / 1e9)
         base = MEMORY_SCORE if note.kind == "memory" else NOTE_SCORE
         for chunk, lower in chunks:
@@ -71,13 +78,23 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
                 found.append((key, chunk, base * min(1.0, matched / len(terms))))
     found.sort(key=lambda item: item[0])
     by_id = {chunk.id: (chunk, score) for _, chunk, score in found}
-    keep = cap_per_doc(((chunk.id, chunk.path) for _, chunk, _ in found), per_doc, limit)
+    order = [chunk.id for _, chunk, _ in found]
+    places = {cid: Place(c.path, c.heading, c.start_line, c.end_line, joinable(c.unit, c.superseded, c.corrects))
+              for cid, (c, _) in by_id.items()}  # fmt: skip
+    runs = join_runs(order, places, lambda cid: not words.isdisjoint(tokenize(by_id[cid][0].text)))
+    keep = cap_per_doc(((i, run.path) for i, run in enumerate(runs)), per_doc, limit)
     hits = []
-    for rank, chunk_id in enumerate(keep, start=1):  # snippets only for what is returned
-        chunk, score = by_id[chunk_id]
-        snippet = make_snippet(chunk.text, terms)
+    for rank, run in enumerate((runs[i] for i in keep), start=1):  # snippets only for what is returned
+        chunk, score = by_id[run.lead]
+        text, unit, about = chunk.text, chunk.unit, about_unit(payload_for(parsed_notes[chunk.path], chunk), chunk.text)
+        joined = run_text(notes[chunk.path], run) if len(run.members) > 1 else None
+        if joined is not None:
+            (text, about["entries"]), unit = joined, "entries"
+        else:
+            run.start, run.end = chunk.start_line, chunk.end_line
+        snippet = make_snippet(text, terms, max(SNIPPET_LINES, run.end - run.start + 1))
         hits.append(
-            Hit(chunk.path, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, score, snippet,
-                {"substring": rank}, {"substring": score}, chunk.id)
+            Hit(chunk.path, run.start, run.end, chunk.heading, text, score, snippet,
+                {"substring": rank}, {"substring": score}, chunk.id, None, unit, about)
         )  # fmt: skip
     return hits

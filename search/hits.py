@@ -14,6 +14,18 @@ MODES = ("hybrid", "bm25", "vector", "substring")
 ABOUT = ("entry_id", "key", "tags", "day", "superseded", "corrects", "entries")
 
 
+def about_unit(payload: dict[str, Any], text: str) -> dict[str, Any]:
+    """What a hit says of its unit (`ABOUT`), from its payload (`memvault.indexer.filters.payload_for`)
+    and its text."""
+    from memvault.vault.entries import id_of_unit  # (not for a client that only renders hits)
+
+    day = (payload.get("date") or "")[:10]
+    about = {"day": day, "tags": payload.get("tags"), "superseded": payload.get("superseded")}
+    if payload.get("unit") == "entry":
+        about.update(entry_id=id_of_unit(text), key=payload.get("key"), corrects=payload.get("corrects"))
+    return {k: v for k, v in about.items() if v}
+
+
 @dataclass(frozen=True)
 class Hit:
     """A ranked chunk. Lines are 1-based and inclusive; `path` is vault-relative with `/`.

@@ -11,24 +11,47 @@ or its cosine reaches the model's relevance floor. A neighbour that only filled 
 entries are never joined: the newer fact goes right above the older one, each its own hit.
 
 Chosen on LoCoMo (`bench/results/README.md`, issue 26): ten hits of one entry each found 0.771 of
-the evidence turns in 10 lines; joined, 0.874 in 32 lines (sections of 5 lines had found 0.876 in 55).
+the evidence turns in 10 lines; joined, 0.874 in 32 lines (sections of 5 lines had found 0.878 in 55).
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from memvault.indexer.rows import ChunkRow
+from memvault.indexer.stopwords import STOP_WORDS
+from memvault.vault.entries import entries_in, entry_id
 
 JOIN_POOL = 50  # a neighbour joins only from the first this many candidates
 JOIN_GAP = 2  # lines between two entries of one hit (read as its context)
 JOIN_LINES = 8  # the longest run of lines a join makes
 
 
+class Place(NamedTuple):
+    """Where a candidate is, and whether it may join or take in others: an entry that neither
+    corrects nor is superseded."""
+
+    path: str
+    heading: tuple[str, ...]
+    start_line: int
+    end_line: int
+    joinable: bool
+
+
+def joinable(unit: str, superseded: object, corrects: object) -> bool:
+    return unit == "entry" and not superseded and not corrects
+
+
+def content_words(terms: Sequence[str]) -> frozenset[str]:
+    """The query's words a joiner must hold one of: its tokens less the stop words."""
+    return frozenset(terms) - STOP_WORDS
+
+
 @dataclass
 class Run:
-    """One hit to be: its lead (the best-ranked chunk) and the lines its joined neighbours extend it to."""
+    """One hit to be: its lead (the best-ranked candidate) and the lines its joined neighbours extend it to."""
 
     lead: str
     path: str
@@ -36,38 +59,43 @@ class Run:
     end: int
     members: list[str] = field(default_factory=list)  # the lead and its joiners, in rank order
 
-    def takes(self, row: ChunkRow) -> bool:
-        start, end = min(self.start, row.start_line), max(self.end, row.end_line)
-        near = row.start_line - self.end - 1 <= JOIN_GAP and self.start - row.end_line - 1 <= JOIN_GAP
+    def takes(self, place: Place) -> bool:
+        start, end = min(self.start, place.start_line), max(self.end, place.end_line)
+        near = place.start_line - self.end - 1 <= JOIN_GAP and self.start - place.end_line - 1 <= JOIN_GAP
         return near and end - start + 1 <= JOIN_LINES
 
-    def add(self, cid: str, row: ChunkRow) -> None:
-        self.start, self.end = min(self.start, row.start_line), max(self.end, row.end_line)
+    def add(self, cid: str, place: Place) -> None:
+        self.start, self.end = min(self.start, place.start_line), max(self.end, place.end_line)
         self.members.append(cid)
 
 
-def joinable(row: ChunkRow) -> bool:
-    p = row.payload
-    return p.get("unit") == "entry" and not p.get("superseded") and not p.get("corrects")
-
-
-def join_runs(order: Sequence[str], rows: dict[str, ChunkRow], answers: Callable[[str, ChunkRow], bool]) -> list[Run]:
-    """The candidates `order` (ids, best first; those with a row, fresh) as runs, in their leads' order.
-    A candidate joins the first run of its note's section that it lies next to, or leads its own."""
+def join_runs(order: Sequence[str], places: dict[str, Place], answers: Callable[[str], bool]) -> list[Run]:
+    """The candidates `order` (ids, best first; those without a place are left out) as runs, in their
+    leads' order. A candidate joins the first run of its note's section that it lies next to, or leads
+    its own; `answers` is asked only of a candidate that could join."""
     runs: list[Run] = []
     open_runs: dict[tuple[str, tuple[str, ...]], list[Run]] = {}  # (path, heading) -> its runs of entries
     for rank, cid in enumerate(order):
-        row = rows.get(cid)
-        if row is None:
+        place = places.get(cid)
+        if place is None:
             continue
-        place = (row.path, row.heading)
-        if joinable(row) and rank < JOIN_POOL:
-            into = next((r for r in open_runs.get(place, []) if r.takes(row)), None)
-            if into is not None and answers(cid, row):
-                into.add(cid, row)
+        section = (place.path, place.heading)
+        if place.joinable and rank < JOIN_POOL:
+            into = next((r for r in open_runs.get(section, []) if r.takes(place)), None)
+            if into is not None and answers(cid):
+                into.add(cid, place)
                 continue
-        run = Run(cid, row.path, row.start_line, row.end_line, [cid])
+        run = Run(cid, place.path, place.start_line, place.end_line, [cid])
         runs.append(run)
-        if joinable(row):
-            open_runs.setdefault(place, []).append(run)
+        if place.joinable:
+            open_runs.setdefault(section, []).append(run)
     return runs
+
+
+def run_text(lines: list[str], run: Run) -> tuple[str, list[str]] | None:
+    """A joined run's text, its note's own lines (`lines`, the note now), and the ids of the entries in
+    them; None when the note no longer reaches the run's last line."""
+    if run.end > len(lines):
+        return None
+    text = "\n".join(lines[run.start - 1 : run.end])
+    return text, [entry_id(e) for e in entries_in(textwrap.dedent(text))]

@@ -134,15 +134,16 @@ def test_neighbouring_entries_that_answer_a_query_together_are_one_hit(layout, c
     note = layout.root / "daily" / f"{DAY}.md"
     note.write_text(TALK, encoding="utf-8")
     _ok(cli("index"))
-    hits = _search(cli, "team offsite in Lisbon", "--mode", "bm25", "--per-doc", "0")
     lines = TALK.split("\n")
-    joined = hits[0]
-    assert (joined["unit"], joined["start_line"], joined["end_line"]) == ("entries", 5, 7)  # not the budget line
-    assert joined["text"] == "\n".join(lines[4:7])  # the note's own lines
-    assert len(joined["entries"]) == 3 and joined["entry_id"] in joined["entries"]
-    assert joined["snippet"].count("\n") == 2  # all three lines, not a window of them
-    far = [h for h in hits if h["start_line"] == 12]
-    assert far and far[0]["unit"] == "entry" and far[0]["end_line"] == 12  # "Lisbon hotels", five lines on
+    for mode in ("bm25", "substring"):  # the files' own answer (no index) joins as the index's does
+        hits = _search(cli, "team offsite in Lisbon", "--mode", mode, "--per-doc", "0")
+        joined = hits[0]
+        assert (joined["unit"], joined["start_line"], joined["end_line"]) == ("entries", 5, 7), mode  # no budget
+        assert joined["text"] == "\n".join(lines[4:7])  # the note's own lines
+        assert len(joined["entries"]) == 3 and joined["entry_id"] in joined["entries"] and joined["day"] == DAY
+        assert joined["snippet"].count("\n") == 2  # all three lines, not a window of them
+        far = [h for h in hits if h["start_line"] == 12]
+        assert far and far[0]["unit"] == "entry" and far[0]["end_line"] == 12  # "Lisbon hotels", five lines on
     from memvault import Vault
     from memvault.verbs.notes import Get
 
