@@ -15,7 +15,7 @@ from memvault.indexer.filters import FilterSpec, payload_for
 from memvault.indexer.tokenizer import tokenize
 from memvault.search.fusion import cap_per_doc
 from memvault.search.hits import Hit, about_unit
-from memvault.search.join import Place, content_words, join_runs, joinable, run_text
+from memvault.search.join import Place, Run, content_words, join_runs, joinable, run_text
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.vault.chunking import chunk_note
 from memvault.vault.errors import NoteReadError
@@ -58,6 +58,7 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
     found: list[tuple[tuple, Chunk, float]] = []
     notes: dict[str, list[str]] = {}
     parsed_notes: dict[str, Note] = {}
+    lowers: dict[str, str] = {}
     for entry in scan_vault(layout):
         if entry.error:
             continue
@@ -76,12 +77,18 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
             if matched:
                 key = (-matched, -base, -day.toordinal(), note.path, chunk.start_line)
                 found.append((key, chunk, base * min(1.0, matched / len(terms))))
+                lowers[chunk.id] = lower
     found.sort(key=lambda item: item[0])
     by_id = {chunk.id: (chunk, score) for _, chunk, score in found}
     order = [chunk.id for _, chunk, _ in found]
     places = {cid: Place(c.path, c.heading, c.start_line, c.end_line, joinable(c.unit, c.superseded, c.corrects))
               for cid, (c, _) in by_id.items()}  # fmt: skip
     runs = join_runs(order, places, lambda cid: not words.isdisjoint(tokenize(by_id[cid][0].text)))
+
+    def held(run: Run) -> int:  # the query's words a run holds, in any of its entries
+        return sum(any(t in lowers[m] for m in run.members) for t in terms)
+
+    runs.sort(key=lambda run: -held(run))  # stable: ties keep the lead's order
     keep = cap_per_doc(((i, run.path) for i, run in enumerate(runs)), per_doc, limit)
     hits = []
     for rank, run in enumerate((runs[i] for i in keep), start=1):  # snippets only for what is returned
