@@ -111,6 +111,18 @@ def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
     return units
 
 
+EXTRA = "extra/"  # where a mixed vault's notes in the other script are
+
+
+def script_paths(name: str) -> dict[str, str] | None:
+    """For a mixed vault: the folder of each script's notes, so that the dense retriever can be asked once
+    per script, as the engine asks it (`search.scripts.dense_top`)."""
+    if "+" not in name:
+        return None
+    base = "daily/" if name.startswith("locomo") else "docs/"
+    return {"cjk": EXTRA, "latin": base} if "+zh" in name else {"latin": EXTRA, "cjk": base}
+
+
 def _mixed(name: str, base: list[Unit], extra: Path, share: float, seed: int) -> list[Unit]:
     """`base`'s vaults with notes in the other script added (documents of the `extra` set, which answer
     none of base's queries), `share` of each vault's files in all: a monolingual question over a
@@ -120,7 +132,7 @@ def _mixed(name: str, base: list[Unit], extra: Path, share: float, seed: int) ->
     out = []
     for unit in base:
         n = round(len(unit.files) * share / (1 - share))
-        added = [(d, f"docs/{d.name}") for d in pool[:n]]
+        added = [(d, f"{EXTRA}{d.name}") for d in pool[:n]]  # (a folder of their own: see `script_paths`)
         out.append(Unit(f"{name}/{unit.name}", unit.files + added, unit.queries, unit.judge, unit.per_doc))
     return out
 

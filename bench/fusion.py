@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import DATA, SETS, Unit, _qrels
+from bench.datasets import DATA, SETS, Unit, _qrels, script_paths
 from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
 from memvault.search.fusion import cap_per_doc
@@ -125,7 +125,7 @@ def collect(name: str, work: Path, depth: int) -> dict[str, Any]:
     for n, unit in enumerate(SETS[name](0)):
         vault = work / name / str(n)
         prep = _prepare(unit, vault)
-        lists = _ask(unit, vault, depth, SCRIPT_PATHS.get(name))
+        lists = _ask(unit, vault, depth, SCRIPT_PATHS.get(name) or script_paths(name))
         keys = {tuple(h[:4]) for q in lists.values() for hits in q.values() for h in hits}
         scripts = _scripts(vault, keys)  # type: ignore[arg-type]
         print(f"# {name}/{n}: {prep}, {len(lists)} queries", file=sys.stderr)
