@@ -25,6 +25,8 @@ from typing import Any
 from bench.datasets import DATA, SETS, Unit, _qrels, script_paths
 from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
+from memvault.indexer.embedders import DEFAULT_EMBEDDER as EMBEDDER
+from memvault.indexer.embedders import SCRIPT_BIAS
 from memvault.search.fusion import cap_per_doc
 from memvault.vault.cjk import cjk_share, script_of
 
@@ -287,9 +289,55 @@ def _per_script(q: Q, normalise: Callable[[Ranked], dict[Key, float]]) -> dict[K
     return out
 
 
+def _engine(q: Q, bias_when: Callable[[Q], bool] | None = None) -> list[Key]:
+    """The engine's default (z-scores at equal weights over BM25 and the dense list across scripts, the
+    other script's cosines raised by the model's measured bias for the query's script); `bias_when`:
+    raise them only for the queries it admits (else the other script competes on its raw cosine)."""
+    bias = SCRIPT_BIAS.get(EMBEDDER, {}).get(q.script, 0.0)
+    if bias_when is not None and not bias_when(q):
+        bias = 0.0
+    return _xl_zscore(q, 0.5, bias)
+
+
+def _first_near(q: Q, keys: list[Key], k: int) -> list[Key]:
+    """`keys` with their first place given to the best candidate a retriever ranked in its top `k` in the
+    query's own script (BM25, or the dense list of that script): what neither ranked near the top is not
+    ranked first."""
+    near = {key for key, _ in q.bm25[:k]} | {key for key, _ in q.by_script.get(q.script, [])[:k]}
+    for i, key in enumerate(keys):
+        if key in near:
+            return [key, *keys[:i], *keys[i + 1 :]]
+    return keys
+
+
+def _own_weak(q: Q, floor: float) -> bool:
+    """Nothing in the query's own script reaches the relevance floor: the other script may be raised."""
+    own = q.by_script.get(q.script, [])
+    return not own or own[0][1] < floor
+
+
+def guarded() -> dict[str, Fusion]:
+    """The engine's fusion and its guards (issue 28), by name."""
+    out: dict[str, Fusion] = {"engine-sim": _engine}
+    for k in (1, 2, 3, 5, 10):
+        out[f"first-near {k}"] = lambda q, k=k: _first_near(q, _engine(q), k)
+    for a in ALPHAS:  # the dense share moved too
+        bias = SCRIPT_BIAS.get(EMBEDDER, {})
+        out[f"engine-sim {a}"] = lambda q, a=a, b=bias: _xl_zscore(q, a, b.get(q.script, 0.0))
+        for k in (1, 3):
+            out[f"first-near {k} {a}"] = lambda q, a=a, k=k, b=bias: _first_near(
+                q, _xl_zscore(q, a, b.get(q.script, 0.0)), k
+            )
+    for floor in (0.80, 0.84, 0.88):
+        weak = lambda q, f=floor: _own_weak(q, f)  # noqa: E731
+        out[f"bias-if-weak {floor}"] = lambda q, w=weak: _engine(q, w)
+        out[f"bias-if-weak {floor} + first-near 3"] = lambda q, w=weak: _first_near(q, _engine(q, w), 3)
+    return out
+
+
 def candidates() -> dict[str, Fusion]:
     """Every fusion measured, by name; alpha is the dense retriever's share."""
-    out: dict[str, Fusion] = {}
+    out: dict[str, Fusion] = dict(guarded())
     for delta in DELTAS:  # the dense retriever alone, across scripts
         out[f"xl-dense d{delta}"] = lambda q, d=delta: [k for k, _ in _crosslingual(q, d, len(q.vector) or 100)]
     for a in ALPHAS:

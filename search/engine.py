@@ -1,5 +1,6 @@
-"""Where a query is ranked: `Searcher._indexed` reads as its list of stages (retrieve, fuse, time,
-floor, diversify, corrections, hits), each a method below it in the order they run; and the fallbacks.
+"""Where a query is ranked: `Searcher._indexed` reads as its list of stages (retrieve, fuse, first,
+time, floor, diversify, corrections, hits), each a method below it in the order they run; and the
+fallbacks.
 
 `Searcher` holds an open index (or the reason there is none) so batch mode
 and the daemon load the model and BM25 once for many queries.
@@ -26,7 +27,7 @@ from memvault.search.corrections import follow_corrections
 from memvault.search.dates import DateWords, read_dates
 from memvault.search.fallback import substring_search
 from memvault.search.fresh import Freshness
-from memvault.search.fusion import RRF_K, Fused, above_floor, cap_per_doc, convex, rrf
+from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
 from memvault.search.join import JOIN_POOL, Place, content_words, join_runs, joinable, run_text
 from memvault.search.options import DATES_AUTO, SearchOptions
@@ -158,6 +159,7 @@ class Searcher:
             return self._substring(query, opts, found.fallback, terms)
         source, fused = self._fuse(found, opts)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
+        fused = self._first(query, fused, found, payloads)
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
         fused, floor, reason = self._floor(query, fused, found, opts, depth, payloads)
         fused = self._diversify(fused, opts, payloads)
@@ -214,6 +216,16 @@ class Searcher:
             return "hybrid", convex(found.ranked, weights, opts.fusion)
         source, items = next(iter(found.ranked.items()))
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
+
+    @staticmethod
+    def _first(query: str, fused: list[Fused], found: _Retrieved, payloads: dict[str, Any]) -> list[Fused]:
+        """With both retrievers, the first place goes to a candidate one of them ranked first in the
+        query's own script (`search.fusion.first_near`); the date boost and decay may still move it."""
+        if len(found.ranked) < 2:
+            return fused
+        own = script_of(query)
+        dense = [cid for cid, _ in found.ranked["vector"] if payloads.get(cid, {}).get("script", own) == own]
+        return first_near(fused, {cid for cid, _ in found.ranked["bm25"][:NEAR_TOP]} | set(dense[:NEAR_TOP]))
 
     def _time(
         self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]

@@ -4,7 +4,7 @@ which hits of an answer count as recalled (search.recall)."""
 from __future__ import annotations
 
 from memvault.indexer.embedders import relevance_floor
-from memvault.search.fusion import Fused, above_floor, rrf
+from memvault.search.fusion import Fused, above_floor, first_near, rrf
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.recall import recalled_entries
 from memvault.vault.entries import entry_key
@@ -32,3 +32,11 @@ def test_a_hit_is_recalled_when_it_answers_the_query():
     keys = [entry_key("Green tea in the morning"), entry_key("Helix for quick edits")]
     assert recalled_entries(result, "hash-384") == keys
     assert recalled_entries(SearchResult("q", "substring", None, [keyword]), "hash-384") == []
+
+
+def test_what_neither_retriever_ranked_near_the_top_is_not_ranked_first():
+    """Issue 28: a candidate crowned by the fused scores alone (here the other script's note, which the
+    cross-script dense list lifted) gives the first place to the best one a retriever ranked near the top."""
+    fused = [Fused(cid, 1.0 - n / 10, {}, {}) for n, cid in enumerate(["lifted", "answer", "third"])]
+    assert [f.chunk_id for f in first_near(fused, {"answer", "third"})] == ["answer", "lifted", "third"]
+    assert first_near(fused, {"lifted"}) == fused and first_near(fused, set()) == fused
