@@ -56,7 +56,6 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
     if not phrase:
         return []
     found: list[tuple[tuple, Chunk, float]] = []
-    notes: dict[str, list[str]] = {}
     parsed_notes: dict[str, Note] = {}
     lowers: dict[str, str] = {}
     for entry in scan_vault(layout):
@@ -67,7 +66,6 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
             continue
         note, chunks = parsed
         parsed_notes[note.path] = note
-        notes[note.path] = [""] * (note.body_line - 1) + note.body.split("\n")  # the file's lines, by number
         day = note.date or dt.date.fromtimestamp(entry.mtime_ns / 1e9)
         base = MEMORY_SCORE if note.kind == "memory" else NOTE_SCORE
         for chunk, lower in chunks:
@@ -93,8 +91,11 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
     hits = []
     for rank, run in enumerate((runs[i] for i in keep), start=1):  # snippets only for what is returned
         chunk, score = by_id[run.lead]
-        text, unit, about = chunk.text, chunk.unit, about_unit(payload_for(parsed_notes[chunk.path], chunk), chunk.text)
-        joined = run_text(notes[chunk.path], run) if len(run.members) > 1 else None
+        note = parsed_notes[chunk.path]
+        text, unit, about = chunk.text, chunk.unit, about_unit(payload_for(note, chunk), chunk.text)
+        joined = None
+        if len(run.members) > 1:  # the file's lines, by number (the body starts at `body_line`)
+            joined = run_text([""] * (note.body_line - 1) + note.body.split("\n"), run)
         if joined is not None:
             (text, about["entries"]), unit = joined, "entries"
         else:
