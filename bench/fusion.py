@@ -25,9 +25,10 @@ from typing import Any
 from bench.datasets import DATA, SETS, Unit, _qrels, script_paths
 from bench.metrics import doc_metrics, mean
 from bench.quality import MEMVAULT, copy_vault, index
+from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders import DEFAULT_EMBEDDER as EMBEDDER
 from memvault.indexer.embedders import SCRIPT_BIAS
-from memvault.search.fusion import cap_per_doc
+from memvault.search.fusion import cap_per_doc, first_near
 from memvault.vault.cjk import cjk_share, script_of
 
 Key = tuple[str, int, int, str]  # path, lines and snippet: a chunk (a long line is cut into several chunks)
@@ -61,13 +62,12 @@ def _prepare(unit: Unit, vault: Path) -> dict[str, Any]:
 
 
 def _merge_cache(source: Path, target: Path) -> None:
-    """Every vector of `source`'s embedding cache that `target`'s lacks (the table as `EmbedCache` makes it)."""
+    """Every vector of `source`'s embedding cache that `target`'s lacks."""
     if not source.exists():
         return
+    EmbedCache(target).close()  # the file and its table, as the indexer makes them
     db = sqlite3.connect(target)
     try:
-        db.execute("CREATE TABLE IF NOT EXISTS embed_cache (model TEXT NOT NULL, content_hash TEXT NOT NULL, "
-                   "vector BLOB NOT NULL, used REAL NOT NULL, PRIMARY KEY (model, content_hash))")  # fmt: skip
         db.execute("ATTACH DATABASE ? AS src", (str(source),))
         db.execute("INSERT OR IGNORE INTO embed_cache SELECT * FROM src.embed_cache")
         db.commit()
@@ -289,25 +289,22 @@ def _per_script(q: Q, normalise: Callable[[Ranked], dict[Key, float]]) -> dict[K
     return out
 
 
-def _engine(q: Q, bias_when: Callable[[Q], bool] | None = None) -> list[Key]:
+def _engine(q: Q, bias_when: Callable[[Q], bool] | None = None, alpha: float = 0.5) -> list[Key]:
     """The engine's default (z-scores at equal weights over BM25 and the dense list across scripts, the
     other script's cosines raised by the model's measured bias for the query's script); `bias_when`:
-    raise them only for the queries it admits (else the other script competes on its raw cosine)."""
+    raise them only for the queries it admits (else the other script competes on its raw cosine);
+    `alpha`: another dense share."""
     bias = SCRIPT_BIAS.get(EMBEDDER, {}).get(q.script, 0.0)
     if bias_when is not None and not bias_when(q):
         bias = 0.0
-    return _xl_zscore(q, 0.5, bias)
+    return _xl_zscore(q, alpha, bias)
 
 
 def _first_near(q: Q, keys: list[Key], k: int) -> list[Key]:
-    """`keys` with their first place given to the best candidate a retriever ranked in its top `k` in the
-    query's own script (BM25, or the dense list of that script): what neither ranked near the top is not
-    ranked first."""
+    """The engine's guard (`search.fusion.first_near`) with "near" as a retriever's top `k` in the query's
+    own script (BM25, or the dense list of that script)."""
     near = {key for key, _ in q.bm25[:k]} | {key for key, _ in q.by_script.get(q.script, [])[:k]}
-    for i, key in enumerate(keys):
-        if key in near:
-            return [key, *keys[:i], *keys[i + 1 :]]
-    return keys
+    return first_near(keys, near.__contains__)
 
 
 def _own_weak(q: Q, floor: float) -> bool:
@@ -322,12 +319,9 @@ def guarded() -> dict[str, Fusion]:
     for k in (1, 2, 3, 5, 10):
         out[f"first-near {k}"] = lambda q, k=k: _first_near(q, _engine(q), k)
     for a in ALPHAS:  # the dense share moved too
-        bias = SCRIPT_BIAS.get(EMBEDDER, {})
-        out[f"engine-sim {a}"] = lambda q, a=a, b=bias: _xl_zscore(q, a, b.get(q.script, 0.0))
+        out[f"engine-sim {a}"] = lambda q, a=a: _engine(q, alpha=a)
         for k in (1, 3):
-            out[f"first-near {k} {a}"] = lambda q, a=a, k=k, b=bias: _first_near(
-                q, _xl_zscore(q, a, b.get(q.script, 0.0)), k
-            )
+            out[f"first-near {k} {a}"] = lambda q, a=a, k=k: _first_near(q, _engine(q, alpha=a), k)
     for floor in (0.80, 0.84, 0.88):
         weak = lambda q, f=floor: _own_weak(q, f)  # noqa: E731
         out[f"bias-if-weak {floor}"] = lambda q, w=weak: _engine(q, w)

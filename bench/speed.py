@@ -179,22 +179,23 @@ def no_change_block(vault: Path, files: int, runs: int) -> dict[str, Any]:
 def fresh_block(vault: Path, runs: int) -> dict[str, Any]:
     """With no daemon: a save through the CLI, then a search for its words; a line appended as an
     editor would, then a search for it. Each a whole process; how long, and whether the search found it."""
-    save_s, after_save_s, after_edit_s, found_save, found_edit = [], [], [], 0, 0
     day = next(iter(sorted((vault / "daily").glob("*.md"))))
+
+    def search(word: str) -> tuple[float, bool]:
+        seconds, out, _ = run(["--vault", str(vault), "search", word, "--mode", "bm25", "--json"])
+        return seconds, any(word in h["text"] for h in json.loads(out)["hits"])
+
+    save_s, after_save, after_edit = [], [], []
     for i in range(runs):
-        word = f"freshsave{i}q"
-        save_s.append(run(["--vault", str(vault), "note", f"Decided on the {word} plan"])[0])
-        seconds, out, _ = run(["--vault", str(vault), "search", word, "--mode", "bm25", "--json"])
-        after_save_s.append(seconds)
-        found_save += any(word in h["text"] for h in json.loads(out)["hits"])
-        word = f"freshedit{i}q"
+        save_s.append(run(["--vault", str(vault), "note", f"Decided on the freshsave{i}q plan"])[0])
+        after_save.append(search(f"freshsave{i}q"))
         with open(day, "a", encoding="utf-8") as fh:
-            fh.write(f"- an editor's line about {word}\n")
-        seconds, out, _ = run(["--vault", str(vault), "search", word, "--mode", "bm25", "--json"])
-        after_edit_s.append(seconds)
-        found_edit += any(word in h["text"] for h in json.loads(out)["hits"])
-    return {"save_s": spread(save_s), "search_after_save_s": spread(after_save_s), "found_after_save": found_save,
-            "search_after_edit_s": spread(after_edit_s), "found_after_edit": found_edit, "runs": runs}  # fmt: skip
+            fh.write(f"- an editor's line about freshedit{i}q\n")
+        after_edit.append(search(f"freshedit{i}q"))
+    return {"save_s": spread(save_s), "search_after_save_s": spread([s for s, _ in after_save]),
+            "found_after_save": sum(f for _, f in after_save),
+            "search_after_edit_s": spread([s for s, _ in after_edit]),
+            "found_after_edit": sum(f for _, f in after_edit), "runs": runs}  # fmt: skip
 
 
 def _manifest_sha(vault: Path, rel: str) -> str | None:

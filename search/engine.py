@@ -225,7 +225,8 @@ class Searcher:
             return fused
         own = script_of(query)
         dense = [cid for cid, _ in found.ranked["vector"] if payloads.get(cid, {}).get("script", own) == own]
-        return first_near(fused, {cid for cid, _ in found.ranked["bm25"][:NEAR_TOP]} | set(dense[:NEAR_TOP]))
+        near = {cid for cid, _ in found.ranked["bm25"][:NEAR_TOP]} | set(dense[:NEAR_TOP])
+        return first_near(fused, lambda f: f.chunk_id in near)
 
     def _time(
         self, fused: list[Fused], opts: SearchOptions, boost: DateWords | None, payloads: dict[str, Any]
@@ -309,12 +310,15 @@ class Searcher:
             return by_id[cid].scores.get("vector", -1.0) >= floor or not words.isdisjoint(tokenize(rows[cid].text))
 
         rows: dict[str, ChunkRow] = {}
+        places: dict[str, Place] = {}
         read = 0
         while True:
             step = order[read : max(read + opts.limit, JOIN_POOL)]
-            rows.update(fresh.check(self.index.chunk_rows(step)))
+            new = fresh.check(self.index.chunk_rows(step))
+            rows.update(new)
+            places.update((cid, _place(row)) for cid, row in new.items())
             read += len(step)
-            runs = join_runs(order[:read], {cid: _place(row) for cid, row in rows.items()}, answering)
+            runs = join_runs(order[:read], places, answering)
             keep = cap_per_doc(((i, r.path) for i, r in enumerate(runs)), opts.per_doc, opts.limit)
             if len(keep) >= opts.limit or read >= len(order):
                 break

@@ -57,7 +57,8 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
         return []
     found: list[tuple[tuple, Chunk, float]] = []
     parsed_notes: dict[str, Note] = {}
-    lowers: dict[str, str] = {}
+    lowers: dict[str, str] = {}  # a matching chunk's folded text, and how many of the terms it holds
+    counts: dict[str, int] = {}
     for entry in scan_vault(layout):
         if entry.error:
             continue
@@ -71,11 +72,12 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
         for chunk, lower in chunks:
             if flt is not None and not flt.matches(payload_for(note, chunk)):
                 continue
-            matched = len(terms) + 1 if phrase in lower else sum(t in lower for t in terms)
+            held = sum(t in lower for t in terms)
+            matched = len(terms) + 1 if phrase in lower else held
             if matched:
                 key = (-matched, -base, -day.toordinal(), note.path, chunk.start_line)
                 found.append((key, chunk, base * min(1.0, matched / len(terms))))
-                lowers[chunk.id] = lower
+                lowers[chunk.id], counts[chunk.id] = lower, held
     found.sort(key=lambda item: item[0])
     by_id = {chunk.id: (chunk, score) for _, chunk, score in found}
     order = [chunk.id for _, chunk, _ in found]
@@ -84,6 +86,8 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
     runs = join_runs(order, places, lambda cid: not words.isdisjoint(tokenize(by_id[cid][0].text)))
 
     def held(run: Run) -> int:  # the query's words a run holds, in any of its entries
+        if len(run.members) == 1:
+            return counts[run.lead]
         return sum(any(t in lowers[m] for m in run.members) for t in terms)
 
     runs.sort(key=lambda run: -held(run))  # stable: ties keep the lead's order

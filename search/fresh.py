@@ -32,7 +32,7 @@ class Freshness:
     manifest: Manifest
     changed: set[str] = field(default_factory=set)  # notes that are not the version indexed
     _now: dict[str, dict[str, Chunk] | None] = field(default_factory=dict)  # rel -> current chunks by hash
-    _lines: dict[str, list[str] | None] = field(default_factory=dict)  # rel -> its lines now, once read
+    _texts: dict[str, str | None] = field(default_factory=dict)  # rel -> its text now, read once a search
 
     def check(self, rows: dict[str, ChunkRow]) -> dict[str, ChunkRow]:
         """`rows` (by chunk id) as their notes hold them now: rows whose text is gone are left out, the
@@ -58,19 +58,23 @@ class Freshness:
                 self._now[rel] = None
                 continue
             self.changed.add(rel)
-            self._now[rel] = {} if st is None else _chunks_now(self.layout, rel)
+            text = None if st is None else self._text(rel)
+            self._now[rel] = {} if text is None else {c.content_hash: c for c in chunk_note(parse_note(rel, text))}
 
     def lines(self, rel: str) -> list[str] | None:
         """The note's lines as it is now, for a hit that spans more than one chunk (`search.join`);
         None when it cannot be read."""
-        if rel not in self._lines:
+        text = self._text(rel)
+        return None if text is None else [line.rstrip("\r") for line in text.split("\n")]
+
+    def _text(self, rel: str) -> str | None:
+        """The note's text now (a changed note is chunked, a joined hit shows its lines: one read)."""
+        if rel not in self._texts:
             try:
-                text = read_note(self.layout.root / rel, rel, layout=self.layout).text
+                self._texts[rel] = read_note(self.layout.root / rel, rel, layout=self.layout).text
             except NoteReadError:
-                self._lines[rel] = None
-            else:
-                self._lines[rel] = [line.rstrip("\r") for line in text.split("\n")]
-        return self._lines[rel]
+                self._texts[rel] = None
+        return self._texts[rel]
 
     def reason(self) -> str | None:
         """For the answer: how many of the hits' notes changed since they were indexed."""
@@ -79,12 +83,3 @@ class Freshness:
         n = len(self.changed)
         notes = "note has" if n == 1 else "notes have"
         return f"{n} {notes} changed since the last index: hits were checked against the files"
-
-
-def _chunks_now(layout: Layout, rel: str) -> dict[str, Chunk]:
-    """The note's chunks as the indexer would cut them now, by text hash; none when it cannot be read."""
-    try:
-        text = read_note(layout.root / rel, rel, layout=layout)
-    except NoteReadError:
-        return {}
-    return {c.content_hash: c for c in chunk_note(parse_note(rel, text.text))}

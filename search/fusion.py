@@ -96,18 +96,19 @@ def convex(
 NEAR_TOP = 1  # the first place goes to what a retriever ranked first (`first_near`)
 
 
-def first_near(fused: list[Fused], near: set[str]) -> list[Fused]:
+def first_near(items: list[T], near: Callable[[T], bool]) -> list[T]:
     """What no retriever ranked first is not ranked first: the first place goes to the best fused
-    candidate in `near` (what BM25, or the dense list in the query's own script, ranked first; `NEAR_TOP`),
-    the rest keep their order. Fused scores can crown a candidate both lists only half liked, and in a
-    vault of two scripts the dense list's cross-script lift can crown a note in the other script over
-    the one both retrievers ranked first in the query's own (issue 28). Chosen by `python -m bench
-    fusion` over the four sets and six mixed-script vaults (bench/results/README.md): the best worst
-    margin over the better single retriever of every guard tried (top 1, 2, 3, 5, 10; other weights)."""
-    for i, f in enumerate(fused):
-        if f.chunk_id in near:
-            return [f, *fused[:i], *fused[i + 1 :]] if i else fused
-    return fused
+    candidate `near` admits (what BM25, or the dense list in the query's own script, ranked first;
+    `NEAR_TOP`), the rest keep their order (`bench.fusion` runs it on its own candidates). Fused scores
+    can crown a candidate both lists only half liked, and in a vault of two scripts the dense list's
+    cross-script lift can crown a note in the other script over the one both retrievers ranked first
+    in the query's own (issue 28). Chosen by `python -m bench fusion` over the four sets and six
+    mixed-script vaults (bench/results/README.md): the best worst margin over the better single
+    retriever of every guard tried (top 1, 2, 3, 5, 10; other weights)."""
+    for i, item in enumerate(items):
+        if near(item):
+            return [item, *items[:i], *items[i + 1 :]] if i else items
+    return items
 
 
 def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:

@@ -38,5 +38,9 @@ def test_what_neither_retriever_ranked_near_the_top_is_not_ranked_first():
     """Issue 28: a candidate crowned by the fused scores alone (here the other script's note, which the
     cross-script dense list lifted) gives the first place to the best one a retriever ranked near the top."""
     fused = [Fused(cid, 1.0 - n / 10, {}, {}) for n, cid in enumerate(["lifted", "answer", "third"])]
-    assert [f.chunk_id for f in first_near(fused, {"answer", "third"})] == ["answer", "lifted", "third"]
-    assert first_near(fused, {"lifted"}) == fused and first_near(fused, set()) == fused
+
+    def near(*ids: str):
+        return lambda f: f.chunk_id in ids
+
+    assert [f.chunk_id for f in first_near(fused, near("answer", "third"))] == ["answer", "lifted", "third"]
+    assert first_near(fused, near("lifted")) == fused and first_near(fused, near()) == fused
