@@ -1,13 +1,13 @@
 """The open index of one vault: the manifest (with BM25's postings and the chunks' payloads), the
-vector store and the embedding cache, and the rule they keep together: every chunk the manifest
-lists is in the vector store, and nothing else is.
+vector store and the embedding cache, and the rule they keep together: every chunk the manifest marks
+embedded is in the vector store, and no other point counts (those a deferred edit left `unstored`
+are dropped by readers and deleted by the next writer, `indexer.deferred`).
 
 Every change goes through this class, in the order that keeps the rule recoverable: vector writes
 first, bracketed by the manifest's `dirty` mark; the manifest commit (chunks and postings in one
 transaction) last. After a crash the manifest is never newer than the store, and `reset("repair")`
 settles the difference. Nothing is held in memory per chunk: a search reads the postings of its
-terms and the rows of its hits. `indexer.opening.open_index` opens one: the
-lock, the choice of model and tokenizer, the migrations.
+terms and the rows of its hits. `indexer.opening.open_index` opens one (the lock, the choices, the migrations).
 """
 
 from __future__ import annotations
@@ -15,23 +15,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import numpy as np
 
+from memvault.indexer import deferred, vectors
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders.base import Embedder, EmbedderError
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.manifest import Manifest, cache_path
-from memvault.indexer.rows import ChunkRow, FileRow
+from memvault.indexer.rows import ChunkRow, FileChunks, FileRow
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from memvault.vault.faults import crash_point
@@ -41,18 +40,6 @@ from memvault.vault.paths import Layout
 log = logging.getLogger("memvault")
 Reset = Literal["repair", "drop", "rebuild"]
 EMBED_BATCH = 64  # chunks per round of the model: big enough to batch, small enough to interleave edits
-
-
-@dataclass(frozen=True)
-class FileChunks:
-    """A changed note, read and chunked, ready to be stored: its chunks and their filter payloads."""
-
-    rel: str
-    sha: str
-    size: int
-    mtime_ns: int
-    chunks: list[Chunk]
-    payloads: list[dict[str, Any]]
 
 
 class Index:
@@ -76,6 +63,8 @@ class Index:
         self.embedder = embedder
         self.tokenizer: Tokenizer | None = None  # settled by the opener
         self.vectors: VectorStore | None = None
+        self.store_waits = False  # a writer's store stays closed until a write needs it (`indexer.deferred`)
+        self._unstored: set[str] | None = None  # a reader's: points its dense list drops
         self.cache = EmbedCache(cache_path(manifest.path), create=writable)
         self.rebuilt = manifest.created  # derived data started from nothing in this process
         self._lock_fd = lock_fd
@@ -110,14 +99,18 @@ class Index:
                     raise
                 what = "rebuilding the vector store" if isinstance(exc, StoreMismatch) else (
                     "the vector store is corrupt, rebuilding it from the notes"
-                )
+                )  # fmt: skip
                 log.warning(f"{exc}: {what}")
             self.reset("drop")
 
     def vector_store(self) -> VectorStore:
-        """The vector store; a reader's is opened when first asked (`open_index`). StoreError says why not."""
-        if self.vectors is None and not self.writable:
+        """The vector store; a reader's is opened when first asked (`open_index`), and so is the store
+        of a writer that let it wait, which first deletes the points left unstored. StoreError says why not."""
+        if self.vectors is None and (self.store_waits or not self.writable):
             self.open_vectors()
+            if self.store_waits:
+                self.store_waits = False
+                deferred.settle(self.manifest, self.vectors)
         if self.vectors is None:
             raise StoreError(f"{self.layout.state_dir}: the vector store is not open")
         return self.vectors
@@ -147,7 +140,12 @@ class Index:
         return sorted(((ids[slot], score) for slot, score in best), key=lambda item: (-item[1], item[0]))[:k]
 
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
-        return self.vector_store().search(vector, k, flt)
+        """The dense top `k`, less any point an edit left unstored (`indexer.deferred`): the index lock
+        keeps writers out while this reader is open, so the list is read once."""
+        if self._unstored is None:
+            self._unstored = set() if self.writable else deferred.unstored(self.manifest.db)
+        found = self.vector_store().search(vector, k + len(self._unstored), flt)
+        return [hit for hit in found if hit[0] not in self._unstored][:k] if self._unstored else found
 
     def recalls(self) -> dict[str, tuple[float, int]]:
         """When each entry (by `vault.entries.entry_key`) was last among a search's hits, and how often."""
@@ -183,11 +181,12 @@ class Index:
         return len(old)
 
     def apply(self, batch: Sequence[FileChunks], embed: bool = False) -> int:
-        """Store a batch of changed notes: their chunks and postings, and the vectors the cache
-        already holds; the rest wait for `embed_waiting` (BM25 finds them meanwhile). With `embed`,
-        the model embeds the rest first, so a small pass (an edit) writes the store and flushes it
-        once, not once for its text and again for its vectors. Returns how many stale chunks were
-        dropped."""
+        """Store a batch of changed notes: chunks, postings and the vectors the cache holds; the rest
+        wait for `embed_waiting` (BM25 finds them meanwhile), or all of them when the store waits
+        (`indexer.deferred`). With `embed` the model embeds the rest first, so an edit flushes the
+        store once, not for its text and again for its vectors. Returns the stale chunks dropped."""
+        if self.store_waits:
+            return deferred.apply(self.manifest, self.tokenizer, batch)
         store = self.vector_store()
         chunks = [c for f in batch for c in f.chunks]
         have = self.cache.get(self.embedder.name, list(dict.fromkeys(c.content_hash for c in chunks)))
@@ -287,7 +286,8 @@ class Index:
 
     def settle(self, when: float) -> None:
         """End of a reconcile pass: every store write is matched in the manifest now."""
-        self.vector_store().flush()
+        if not self.store_waits:
+            self.vector_store().flush()
         self.manifest.set_meta("dirty", "0")
         self.manifest.set_meta("last_reconcile", str(when))
 
@@ -305,14 +305,17 @@ class Index:
         rows = list(self.manifest.all_chunks())
         self.manifest.set_meta("dirty", "1")
         self._close_vectors()
-        _remove_tree(self.edge_path)
+        vectors.remove_store_files(self.edge_path)
         self.open_vectors()
         self.manifest.mark_waiting([r.id for r in rows])
         self.store_vectors(rows, self.cached_vectors(rows), {})
         self.manifest.set_meta("dirty", "0")
 
     def _delete_points(self, ids: list[str]) -> None:
-        if ids:
+        if ids and self.store_waits:
+            with self.manifest.transaction():
+                deferred.add_unstored(self.manifest.db, ids)
+        elif ids:
             self.manifest.set_meta("dirty", "1")
             self.vector_store().delete(ids)
 
@@ -343,14 +346,14 @@ class Index:
             store.delete(sorted(store.ids()))
         self._close_vectors()
         if not self.config.qdrant_url:
-            _remove_tree(self.edge_path)
+            vectors.remove_store_files(self.edge_path)
         try:
             if self.manifest.replaced():
                 raise sqlite3.DatabaseError("replaced")
             self.manifest.clear()
         except sqlite3.DatabaseError:  # garbled or deleted under us: start the manifest over
             self.manifest.recreate()
-            _remove_tree(self.edge_path)
+            vectors.remove_store_files(self.edge_path)
         self.manifest.set_meta("dirty", "0")
         self.rebuilt = True
         if level == "rebuild":
@@ -377,22 +380,3 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _remove_tree(path: Path) -> None:
-    """Remove derived data even when it was made unreadable (`chmod 000`): it is ours, so make it
-    accessible first; if even that is refused, move it aside so a fresh store can take its place."""
-    shutil.rmtree(path, ignore_errors=True)
-    if not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
-        for dirpath, dirnames, _ in os.walk(path):
-            for name in dirnames:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(dirpath, name), 0o700)
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists():
-        aside = path.with_name(f"{path.name}.unreadable-{os.getpid()}")
-        os.replace(path, aside)
-        log.warning(f"{path}: could not be removed; moved aside to {aside}")

@@ -250,6 +250,7 @@ class Manifest:
             with self.transaction():
                 self._drop_chunks(None)
                 self.db.execute("DELETE FROM files")
+                self.db.execute("DROP TABLE IF EXISTS unstored")  # (`indexer.deferred`) the store goes too
         finally:
             self.bm25.changed()
 
@@ -288,8 +289,9 @@ class Manifest:
         with self.transaction():
             self.db.executemany("UPDATE chunks SET embedded=0 WHERE id=?", [(cid,) for cid in ids])
 
-    def embedded_ids(self) -> set[str]:
-        return {cid for (cid,) in self.db.execute("SELECT id FROM chunks WHERE embedded = 1")}
+    def embedded_ids(self, path: str | None = None) -> set[str]:
+        where, params = ("embedded = 1", ()) if path is None else ("path = ? AND embedded = 1", (path,))
+        return {cid for (cid,) in self.db.execute(f"SELECT id FROM chunks WHERE {where}", params)}
 
     def mark_embedded(self, pairs: Iterable[tuple[str, str]], embedded: bool = True) -> list[str]:
         """Mark chunks, given as (id, content hash), as having (or not) their vector in the store;

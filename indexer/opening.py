@@ -14,11 +14,13 @@ import logging
 import os
 from pathlib import Path
 
+from memvault.indexer import deferred
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from memvault.indexer.embedders.base import Embedder
 from memvault.indexer.index import Index
 from memvault.indexer.manifest import IndexUnavailable, Manifest
+from memvault.indexer.quickcheck import settled
 from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import StoreLocked
@@ -34,8 +36,11 @@ def open_index(
     config: IndexConfig | None = None,
     embedder: Embedder | None = None,
     writable: bool = True,
+    defer: bool = False,
 ) -> Index:
-    """Open (and, for a writer, migrate) the index; nothing per chunk is read here."""
+    """Open (and, for a writer, migrate) the index; nothing per chunk is read here. `defer`: a
+    writer whose index owes nothing leaves the vector store closed until a write needs it
+    (`indexer.deferred`: a small pass then does not open it at all)."""
     manifest_path = layout.state_dir / "manifest.sqlite"
     problem = state_problem(layout)
     if problem and not writable:
@@ -53,7 +58,7 @@ def open_index(
         chosen = recorded if not writable else config.embedder or recorded or DEFAULT_EMBEDDER
         index = Index(layout, lock_fd, manifest, config, embedder or load_embedder(chosen), writable)
         if writable:
-            settle_writer(index, recorded)
+            settle_writer(index, recorded, defer)
         # a reader opens the vector store when it is first asked (`Index.vector_store`): a BM25 search never
         # pays for it (the embedded store's load is 40-50 ms)
         index.tokenizer = _settle_tokenizer(index)
@@ -74,9 +79,13 @@ def recover(index: Index, reason: str) -> None:
     index.manifest.set_meta("tokenizer", index.tokenizer.version)
 
 
-def settle_writer(index: Index, recorded: str | None) -> None:
-    """A writer's migrations, in order: a new manifest, another model, another store, a crash mid-write."""
+def settle_writer(index: Index, recorded: str | None, defer: bool = False) -> None:
+    """A writer's migrations, in order: a new manifest, another model, another store, a crash mid-write;
+    with `defer`, none of them owed, the store waits (opened, and settled, by `Index.vector_store`)."""
     manifest, config = index.manifest, index.config
+    if defer and _owes_nothing(index, recorded):
+        index.store_waits = True
+        return
     if manifest.created:
         manifest.set_meta("dirty", "1")  # a store may hold points this new manifest never saw
         if not (manifest.damaged or manifest.upgraded) and not config.qdrant_url and index.edge_path.exists():
@@ -99,6 +108,7 @@ def settle_writer(index: Index, recorded: str | None) -> None:
         ("collection", config.collection),
     ):
         manifest.set_meta(key, value)
+    deferred.settle(manifest, index.vectors)  # the points an edit left unstored, before any other store write
     if manifest.get_meta("dirty") == "1":
         index.reset("repair")
     elif getattr(index.vectors, "created", False) and manifest.chunk_count():
@@ -107,6 +117,23 @@ def settle_writer(index: Index, recorded: str | None) -> None:
     if manifest.get_meta("chunker") != CHUNKER_VERSION:
         manifest.invalidate(manifest.files())  # re-chunk all; unchanged text stays cached
         manifest.set_meta("chunker", CHUNKER_VERSION)
+
+
+def _owes_nothing(index: Index, recorded: str | None) -> bool:
+    """Every check of `settle_writer` would pass without changing anything, and few chunks wait: the
+    embedded store of this model, where the manifest says, its files as memvault last left them (a
+    store damaged or changed since is found by opening it), no write cut short, this chunker."""
+    manifest, edge = index.manifest, index.edge_path
+    return (
+        not (manifest.created or manifest.upgraded or index.config.qdrant_url)
+        and settled(index.layout)
+        and recorded == index.embedder.name
+        and manifest.get_meta("store") == f"qdrant-edge:{edge}"
+        and (edge / "edge_config.json").is_file()
+        and manifest.get_meta("dirty") == "0"
+        and manifest.get_meta("chunker") == CHUNKER_VERSION
+        and manifest.waiting_count() < deferred.DEFER_CHUNKS
+    )
 
 
 def _settle_config(manifest: Manifest, config: IndexConfig) -> IndexConfig:

@@ -38,6 +38,7 @@ from memvault.vault.scan import scan_vault
 # `indexer.tokenizer.VARIANTS`, and the embedded store's files as `indexer.vectors.EdgeStore` writes them.
 MANIFEST_SCHEMA = "5"
 CHUNKER_VERSION = "c6"
+DEFER_CHUNKS = 32  # `indexer.deferred.DEFER_CHUNKS`
 TOKENIZERS = tuple(
     f"t2:{cjk}{stop}{stem}" for cjk in ("search", "lcut") for stop in ("", "+stop") for stem in ("", "+stem")
 )
@@ -70,8 +71,10 @@ def unchanged(
         os.close(lock)
     if failed is None:
         return None
-    return {"files_scanned": failed[0], "files_changed": 0, "files_failed": failed[1], "chunks_embedded": 0,
-            "chunks_deleted": 0, "chunks_waiting": 0, "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
+    walked, failed_notes, waiting = failed
+    return {"files_scanned": walked, "files_changed": 0, "files_failed": failed_notes, "chunks_embedded": 0,
+            "chunks_deleted": 0, "chunks_waiting": waiting,
+            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
 
 
 def record(layout: Layout) -> None:
@@ -118,14 +121,15 @@ def _raise(exc: OSError) -> None:
     raise exc
 
 
-def _unchanged(layout: Layout, manifest: Path, settings: Settings) -> tuple[int, int] | None:
-    """(notes walked, notes failed) when nothing changed, else None."""
+def _unchanged(layout: Layout, manifest: Path, settings: Settings) -> tuple[int, int, int] | None:
+    """(notes walked, notes failed, chunks waiting) when nothing changed, else None."""
     if not settled(layout):
         return None
     db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta"))
-        if not (built_as_asked(layout, meta, settings) and nothing_owed(db, meta)):
+        waiting = nothing_owed(db, meta) if built_as_asked(layout, meta, settings) else None
+        if waiting is None:
             return None
         known = {r[0]: r[1:] for r in db.execute("SELECT path, size, mtime_ns, status, error FROM files")}
     finally:
@@ -133,7 +137,7 @@ def _unchanged(layout: Layout, manifest: Path, settings: Settings) -> tuple[int,
     failed = _same_notes(layout, known)
     if failed is None or not catalog_in_sync(layout):  # a catalog file missing or edited: the full pass repairs it
         return None
-    return len(known), failed
+    return len(known), failed, waiting
 
 
 def built_as_asked(layout: Layout, meta: dict[str, str], settings: Settings) -> bool:
@@ -155,12 +159,16 @@ def built_as_asked(layout: Layout, meta: dict[str, str], settings: Settings) -> 
     return isinstance(store, dict) and (store.get("embedder"), store.get("dim")) == (recorded, int(meta["dim"]))
 
 
-def nothing_owed(db: sqlite3.Connection, meta: dict[str, str]) -> bool:
-    """The manifest owes no work of its own: its schema and chunker are this version's, no write was
-    cut short (`dirty`) and no chunk waits for its vector (a daemon stopped before it was through:
-    the full pass embeds them). `db` is open read-only."""
-    waiting = "SELECT 1 FROM chunks INDEXED BY chunks_waiting WHERE embedded = 0 LIMIT 1"  # (manifest.WAITING_COUNT)
-    return _settled_format(meta) and not db.execute(waiting).fetchone()
+def nothing_owed(db: sqlite3.Connection, meta: dict[str, str]) -> int | None:
+    """How many chunks wait for their vectors, when the manifest owes no work of its own: its schema
+    and chunker are this version's, no write was cut short (`dirty`) and fewer chunks wait than a
+    full pass would embed (`indexer.deferred`; a daemon stopped before it was through leaves more).
+    Else None. `db` is open read-only."""
+    waiting = "SELECT COUNT(*) FROM chunks INDEXED BY chunks_waiting WHERE embedded = 0"  # (manifest.WAITING_COUNT)
+    if not _settled_format(meta):
+        return None
+    count = int(db.execute(waiting).fetchone()[0])
+    return count if count < DEFER_CHUNKS else None
 
 
 def _settled_format(meta: dict[str, str]) -> bool:
@@ -194,6 +202,19 @@ def changed_notes(layout: Layout, most: int | None = None) -> list[str] | None:
     finally:
         db.close()
     return _differences(layout, known)[0]
+
+
+def waiting_chunks(layout: Layout) -> int:
+    """How many chunks wait for their vectors, when fewer than a full pass would embed (what edits
+    left to the next search that ranks by meaning, `indexer.deferred`); else, or with no index, 0."""
+    manifest = layout.state_dir / "manifest.sqlite"
+    if not manifest.is_file():
+        return 0
+    db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=10)
+    try:
+        return nothing_owed(db, dict(db.execute("SELECT key, value FROM meta"))) or 0
+    finally:
+        db.close()
 
 
 def _differences(layout: Layout, known: dict[str, tuple[Any, ...]]) -> tuple[list[str], int]:

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from memvault.indexer.deferred import DEFER_FILES
 from memvault.indexer.filters import payload_for
-from memvault.indexer.index import FileChunks, Index
+from memvault.indexer.index import Index
 from memvault.indexer.opening import recover
+from memvault.indexer.rows import FileChunks
 from memvault.indexer.vectors import StoreError, StoreLocked
 from memvault.vault.catalog import sync as sync_catalog
 from memvault.vault.chunking import chunk_note
@@ -88,6 +90,7 @@ class Reconciler:
             present = {e.rel for e in entries}
             vanished = [p for p in wanted if p in known and p not in present]
         self.stats.files_scanned = len(entries)
+        self._store_needed(len(vanished))
         for rel in vanished:
             self.stats.chunks_deleted += self.index.forget(rel)
         self.changed.update(vanished)
@@ -102,7 +105,7 @@ class Reconciler:
                 batch = []
         if batch:  # a pass this small (an edit) embeds its new chunks with their text: one store flush
             self._apply(batch, embed=self.embed and not self.stats.files_changed)
-        if self.embed:  # the whole vault's waiting chunks, or those of the paths asked for
+        if self.embed and not self.index.store_waits:  # the whole vault's waiting chunks, or the paths'
             self.stats.chunks_embedded += self._embed(None if paths is None else sorted(set(paths)))
         self.stats.chunks_waiting = self.index.manifest.waiting_count()
         self.index.settle(time.time())
@@ -173,7 +176,13 @@ class Reconciler:
     def changed_years(self) -> set[int]:
         return {int(rel[6:10]) for rel in self.changed if _DAY.match(rel)}
 
+    def _store_needed(self, notes: int) -> None:
+        """A pass that changes more than an edit's few notes opens the store its writer let wait."""
+        if self.index.store_waits and len(self.changed) + notes > DEFER_FILES:
+            self.index.vector_store()
+
     def _apply(self, batch: list[FileChunks], embed: bool = False) -> None:
+        self._store_needed(len(batch))
         self.changed.update(f.rel for f in batch)
         embedded = self.index.embed_cache["misses"]
         self.stats.chunks_deleted += self.index.apply(batch, embed)

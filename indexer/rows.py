@@ -30,6 +30,18 @@ class FileRow:
 
 
 @dataclass(frozen=True)
+class FileChunks:
+    """A changed note, read and chunked, ready to be stored: its chunks and their filter payloads."""
+
+    rel: str
+    sha: str
+    size: int
+    mtime_ns: int
+    chunks: list[Chunk]
+    payloads: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class ChunkRow:
     """A chunk as indexed: enough to render a hit without reopening the note."""
 

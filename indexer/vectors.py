@@ -7,7 +7,10 @@ caller rebuilds instead of mixing vectors from two models.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +21,8 @@ if TYPE_CHECKING:
 
 from memvault.indexer.filters import FilterSpec
 from memvault.vault.errors import MemvaultError
+
+log = logging.getLogger("memvault")
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
 KEYWORD_FIELDS = ("path", "kind", "section", "tags", "script")
@@ -275,3 +280,22 @@ class ClientStore:
 
     def close(self) -> None:
         self.client.close()
+
+
+def remove_store_files(path: Path) -> None:
+    """Remove derived data even when it was made unreadable (`chmod 000`): it is ours, so make it
+    accessible first; if even that is refused, move it aside so a fresh store can take its place."""
+    shutil.rmtree(path, ignore_errors=True)
+    if not path.exists():
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+        for dirpath, dirnames, _ in os.walk(path):
+            for name in dirnames:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(dirpath, name), 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        aside = path.with_name(f"{path.name}.unreadable-{os.getpid()}")
+        os.replace(path, aside)
+        log.warning(f"{path}: could not be removed; moved aside to {aside}")

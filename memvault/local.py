@@ -80,16 +80,17 @@ class LocalRuntime:
         docstring); for more, the answer's note. Anything that stops it (another process holds the
         index, a vault that cannot be written, an index owing a migration) leaves the search to answer
         as the index is: `search.fresh` still keeps every hit true to its file."""
-        from memvault.indexer.quickcheck import changed_notes
+        from memvault.indexer.quickcheck import changed_notes, waiting_chunks
 
         if mode == "substring" or (not self._owed and time.monotonic() - self._walked < WALK_EVERY):
             return None
         try:
             changed = changed_notes(self.layout, WALK_MOST)
+            waiting = 0 if mode == "bm25" else waiting_chunks(self.layout)  # an edit's vectors (`indexer.deferred`)
         except (OSError, sqlite3.Error, MemvaultError):
             return None
         self._walked = time.monotonic()
-        if not (changed := sorted(set(changed or ()) | self._owed)):
+        if not (changed := sorted(set(changed or ()) | self._owed)) and not waiting:
             return None
         if len(changed) > CATCH_UP:
             return (f"{len(changed)} notes changed since the last index and are not searched yet: "
@@ -107,6 +108,8 @@ class LocalRuntime:
             return None
         try:
             reconcile(index, changed, embed=mode != "bm25")
+            if waiting:  # few: the model this search loads anyway embeds their new text, the cache the rest
+                index.embed_waiting()
         except (OSError, sqlite3.Error, MemvaultError):
             index.close()
             return None
@@ -127,7 +130,7 @@ class LocalRuntime:
             tokenizer=request.tokenizer or self.config.tokenizer,
         )
         problems: list[str] = []
-        with open_index(self.layout, config) as index:
+        with open_index(self.layout, config, defer=not request.rebuild) as index:  # an edit: `indexer.deferred`
             if request.rebuild:
                 index.reset("rebuild")
             stats = reconcile(index, request.paths or None, progress=self.progress, problems=problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,12 +10,14 @@ import sys
 import numpy as np
 import pytest
 
+from memvault.indexer import deferred
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.manifest import SCHEMA_VERSION, IndexUnavailable, Manifest, cache_path
 from memvault.indexer.opening import open_index
+from memvault.indexer.quickcheck import record
 from memvault.indexer.reconcile import reconcile
 from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from memvault.indexer.tokenizer import Tokenizer, tokenize
@@ -372,3 +375,69 @@ def test_sigkill_mid_index_is_repaired_by_the_next_index(vault, cli, cli_process
         timeout=120,
     )
     assert check.stdout.strip() == "[]", check.stderr
+
+
+def _store_files(layout):
+    edge = layout.state_dir / "vectors"
+    return {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in edge.rglob("*") if p.is_file()}
+
+
+def test_a_small_edit_leaves_the_store_alone_and_its_vectors_follow(vault, model):
+    """`indexer.deferred`: an edit with no daemon writes text and postings only; a reader never ranks
+    a point the edit made stale; the next writer to open the store deletes those and stores the rest."""
+    with _open(vault, model) as index:
+        reconcile(index)
+        cat = next(r for r in index.chunk_rows(index.chunk_ids("daily/2026-11-01.md")).values() if "cat" in r.text)
+        alpha = set(index.chunk_ids("projects/alpha.md"))
+    record(vault)  # as `memvault index` notes the stores it closed sound: a store changed since is opened
+    before = _store_files(vault)
+    note = vault.root / "daily/2026-11-01.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("The cat sat on the mat.", "The dog slept by the door."))
+    (vault.root / "projects/alpha.md").unlink()
+    with open_index(vault, IndexConfig(), embedder=CountingEmbedder(model), defer=True) as index:
+        stats = reconcile(index)
+        assert index.vectors is None and index.embedder.passages == []
+        assert (stats.files_changed, stats.chunks_waiting, stats.chunks_embedded) == (1, 1, 0)
+        assert [r.id for r in index.waiting()] == [cat.id] and "dog" in index.waiting()[0].text
+    assert _store_files(vault) == before  # not opened, not flushed
+
+    with open_index(vault, writable=False) as reader:
+        stale = deferred.unstored(reader.manifest.db)
+        assert stale == alpha | {cat.id}
+        query = model.embed_query("The cat sat on the mat. Alpha ships on Friday.")
+        raw = {cid for cid, _ in reader.vector_store().search(query, 10)}
+        ranked = reader.vector_top(query, 10)
+        assert stale <= raw  # the store still holds them, and the reader ranks none of them
+        assert not stale & {cid for cid, _ in ranked}
+        assert len(ranked) == len(reader.manifest.embedded_ids()) < len(raw)
+
+    with _open(vault, model) as index:  # a writer that opens the store: the stale points go first
+        assert deferred.unstored(index.manifest.db) == set() and index.manifest.waiting_count() == 1
+        assert index.embed_waiting() == 1 and len(index.embedder.passages) == 1 and "dog" in index.embedder.passages[0]
+        assert disagreements(index) == []
+
+
+def test_an_edit_indexed_with_no_daemon_is_found_by_meaning_at_the_next_search(vault, cli):
+    assert cli("index").returncode == 0
+    note = vault.root / "daily/2026-11-01.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\n- 周末去海边看了日出，风很大。\n", encoding="utf-8")
+    indexed = json.loads(cli("index", "--json").stdout)
+    assert (indexed["files_changed"], indexed["chunks_waiting"]) == (1, 1)
+    assert json.loads(cli("index", "--json").stdout)["chunks_waiting"] == 1  # no change: still quick, still said
+    found = json.loads(cli("search", "--mode", "vector", "--json", "周末去海边看日出").stdout)
+    assert "日出" in found["hits"][0]["text"]
+    assert json.loads(cli("index", "--json").stdout)["chunks_waiting"] == 0
+
+
+def test_sigkill_in_a_deferred_pass_is_repaired_by_the_next_index(vault, cli, cli_process):
+    assert cli("index").returncode == 0
+    (vault.root / "MEMORY.md").unlink()
+    note = vault.root / "daily/2026-11-01.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA new closing paragraph.\n", encoding="utf-8")
+    before = _store_files(vault)
+    crashed = cli_process("index", env={"MEMVAULT_CRASH_AT": "mid-manifest"})
+    assert crashed.returncode == -9, crashed.stderr
+    assert _store_files(vault) == before  # the crashed pass was a deferred one
+    assert cli("index").returncode == 0
+    with open_index(vault) as index:
+        assert disagreements(index) == [] and deferred.unstored(index.manifest.db) == set()

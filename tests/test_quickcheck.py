@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.indexer.quickcheck import CHUNKER_VERSION, EDGE_META, MANIFEST_SCHEMA, TOKENIZERS, unchanged
+from memvault.indexer.quickcheck import CHUNKER_VERSION, DEFER_CHUNKS, EDGE_META, MANIFEST_SCHEMA, TOKENIZERS, unchanged
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout
 from tests.conftest import start_daemon
@@ -92,12 +92,14 @@ def indexed(layout: Layout, cli) -> Layout:
 
 
 def test_the_copied_versions_are_the_indexers():
+    from memvault.indexer.deferred import DEFER_CHUNKS as deferred_chunks
     from memvault.indexer.manifest import SCHEMA_VERSION
     from memvault.indexer.tokenizer import VARIANTS, Tokenizer
     from memvault.indexer.vectors import _EDGE_META
     from memvault.vault.chunking import VERSION
 
-    assert (MANIFEST_SCHEMA, CHUNKER_VERSION, EDGE_META) == (SCHEMA_VERSION, VERSION, _EDGE_META), (
+    copies = (MANIFEST_SCHEMA, CHUNKER_VERSION, EDGE_META, DEFER_CHUNKS)
+    assert copies == (SCHEMA_VERSION, VERSION, _EDGE_META, deferred_chunks), (
         "bump the copies in indexer/quickcheck.py with the originals"
     )
     assert sorted(TOKENIZERS) == sorted(Tokenizer.named(v).version for v in VARIANTS)
@@ -154,10 +156,10 @@ def _garble_manifest(root: Path) -> None:
 # deleted; None: a rebuild), and what it says on stderr
 CHANGES = [
     ("touched", _touch, (3, 0, 0, 0), ""),
-    ("edited", _edit, (3, 1, 1, 0), ""),
-    ("new", _add, (4, 1, 1, 0), ""),
+    ("edited", _edit, (3, 1, 0, 0), ""),  # an edit's vector follows (`indexer.deferred`)
+    ("new", _add, (4, 1, 0, 0), ""),
     ("deleted", lambda root: (root / "projects/alpha.md").unlink(), (3, 0, 0, 1), ""),
-    ("dirty", lambda root: meta(Layout(root), "dirty", "1"), (3, 0, 0, 0), ""),
+    ("dirty", lambda root: meta(Layout(root), "dirty", "1"), (3, 0, 1, 0), ""),  # opens the store: the new note's
     ("other chunker", lambda root: meta(Layout(root), "chunker", "c0"), (3, 3, 0, 0), ""),
     ("catalog deleted", lambda root: (root / "catalog/2026.tsv").unlink(), (3, 0, 0, 0), ""),
     ("catalog edited", _edit_catalog, (3, 0, 0, 0), "catalog/2026.tsv disagreed with the notes"),
