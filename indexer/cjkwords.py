@@ -20,8 +20,8 @@ import logging
 import os
 import sqlite3
 import sys
-import tempfile
 import threading
+import types
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,13 @@ _log = logging.getLogger("memvault")
 
 def import_jieba() -> Any:
     """`import jieba` without `pkg_resources`, which jieba imports only to open its own data files
-    (94 of its 123 ms of import): without it, jieba opens them by path."""
+    (94 of its 123 ms of import): without it, jieba opens them by path. Its HMM for words missing
+    from the dictionary (`jieba.finalseg`, 8.5 of the 11.5 ms left, most of it unmarshalling the
+    emission table) is loaded when first used: a run of single characters that is no word, as a
+    name (王芳); five of the start-up bench's six Chinese questions never reach it."""
     if "jieba" in sys.modules:
         return sys.modules["jieba"]
+    _lazy("jieba.finalseg")
     had = "pkg_resources" in sys.modules
     saved = sys.modules.get("pkg_resources")
     if not had:
@@ -49,6 +53,38 @@ def import_jieba() -> Any:
             sys.modules["pkg_resources"] = saved
     jieba.setLogLevel(logging.WARNING)
     return jieba
+
+
+def _lazy(name: str) -> None:
+    """Put a stand-in for a submodule in `sys.modules` that loads the real one when a missing name is
+    first asked of it, so `from . import finalseg` in jieba costs nothing until a cut needs it. (The
+    standard library's `LazyLoader` loads on any attribute, and importing jieba reads `__spec__`.)"""
+    import importlib.machinery
+    import importlib.util
+
+    package = importlib.util.find_spec(name.rpartition(".")[0])  # finds jieba without running it
+    if name in sys.modules or package is None or not package.submodule_search_locations:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(name, list(package.submodule_search_locations))
+    if spec is None or spec.loader is None:
+        return
+    sys.modules[name] = _Deferred(name, spec)
+
+
+class _Deferred(types.ModuleType):
+    def __init__(self, name: str, spec: Any) -> None:
+        super().__init__(name)
+        self.__spec__, self.__path__, self.__package__ = spec, spec.submodule_search_locations or [], name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        import importlib.util
+
+        real = importlib.util.module_from_spec(self.__spec__)
+        self.__spec__.loader.exec_module(real)  # its own `from .prob_emit import ...` finds this stand-in
+        self.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+        return getattr(real, attr)
 
 
 def _store_path(jieba: Any) -> Path | None:
@@ -114,6 +150,8 @@ def _open_store(path: Path, load_whole: Any) -> StoredWords | None:
 def write_store(path: Path, freq: dict[str, int], total: int) -> None:
     """Write the copy beside where it goes, then move it in: a reader sees a whole copy or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # once a machine: not in every process that cuts a question
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".words-", suffix=".tmp")
     os.close(fd)
     try:

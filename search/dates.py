@@ -113,10 +113,23 @@ def _relative(today: dt.date) -> list[tuple[str, Make]]:
     ]  # fmt: skip
 
 
+# every pattern below holds a digit (`\d`: what `str.isdecimal` says), one of these characters, or
+# one of these words: a query with none names no date, and is answered before a pattern is compiled
+# (the thirty of them cost a cold search 5 ms)
+_CJK_DATE_CHARS = frozenset("年月日天周星礼今昨前晚")
+_DATE_WORDS = ("day", "tonight", "morning", "ago", "week", "month", "year", *FULL.split("|"))
+
+
+def _may_name_a_date(text: str) -> bool:
+    return any(c.isdecimal() or c in _CJK_DATE_CHARS for c in text) or any(w in text for w in _DATE_WORDS)
+
+
 def read_dates(query: str, today: dt.date | None = None) -> DateWords | None:
     """The range of days the query's date words name, or None when it names none."""
-    today = today or dt.date.today()
     text = query.lower()
+    if not _may_name_a_date(text):
+        return None
+    today = today or dt.date.today()
     spans: list[Span] = []
     words: list[tuple[int, str]] = []
     taken = [False] * len(text)

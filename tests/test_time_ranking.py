@@ -189,3 +189,18 @@ def test_time_options_travel_under_their_public_names(layout, cli, tmp_path):
     assert second["id"] == 2 and "mmr" in second["error"]
     bad = cli("search", "budget", "--decay", "0")
     assert bad.returncode != 0 and "decay" in bad.stderr
+
+
+def test_the_quick_screen_before_the_date_patterns_changes_no_answer(monkeypatch):
+    """`read_dates` skips its patterns for a query with no digit, date character or date word: on every
+    case above, and on near misses, it answers as the patterns alone do."""
+    import memvault.search.dates as dates
+
+    near = ["full-width ２０２３年５月", "on ８ May ２０２３", "a week", "mid-june", "today?", "今晚的会", "去年十月",
+            "the 3rd of july", "since jan 5", "yesterday's notes", "Monday standup", "十二天前", "最近一周",
+            "这个礼拜"]  # fmt: skip
+    queries = [q for q, _, _ in DATE_CASES] + NOT_DATES + near + ["budget review", "向量数据库什么时候备份"]
+    screened = [read_dates(q, TODAY) for q in queries]
+    monkeypatch.setattr(dates, "_may_name_a_date", lambda text: True)
+    assert [read_dates(q, TODAY) for q in queries] == screened
+    assert sum(found is not None for found in screened) > len(DATE_CASES)  # the near misses are dates too

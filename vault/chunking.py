@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import uuid
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
@@ -221,8 +220,8 @@ def _join(group: list[_Piece]) -> str:
 
 def chunk_id(path: str, heading: tuple[str, ...], ordinal: int) -> str:
     """A UUID (Qdrant accepts it as a point id) from path, heading path and ordinal only."""
-    digest = hashlib.sha256("\x00".join([path, *heading, str(ordinal)]).encode()).hexdigest()
-    return str(uuid.UUID(hex=digest[:32]))
+    h = hashlib.sha256("\x00".join([path, *heading, str(ordinal)]).encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"  # str(uuid.UUID(hex=h[:32])), without importing uuid
 
 
 def content_hash(text: str) -> str:
