@@ -20,9 +20,31 @@ Handler = Callable[[argparse.Namespace, "Vault"], int]
 Add = Callable[[str, Handler, str], argparse.ArgumentParser]  # a command's name, handler and help -> its parser
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's own, as wide as `shutil.get_terminal_size` says ($COLUMNS, else the terminal, else
+    80) without importing shutil: argparse makes one for every argument added, and shutil with the
+    compressors it imports cost each command's start 2.4 ms."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def common_options() -> argparse.ArgumentParser:
     """The options every command takes, before or after its name."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, formatter_class=Formatter)
     common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return common

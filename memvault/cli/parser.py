@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from memvault.cli.common import Handler, common_options
+from memvault.cli.common import Formatter, Handler, common_options
 
 # the module under memvault.cli whose `add_commands` adds each hand-made command, in the order
 # `--help` lists them; the other commands are the verbs `memvault.verbs.VERBS` serves to the CLI
@@ -33,6 +33,10 @@ AREAS: dict[str, tuple[str, ...]] = {
 
 class Parser(argparse.ArgumentParser):
     """A usage mistake is one line, like every other error; the whole usage is one `--help` away."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)  # the subcommands' parsers are made by this class too
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"memvault: error: {message} (see `{self.prog} --help`)\n")
