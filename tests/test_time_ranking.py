@@ -198,7 +198,7 @@ def test_the_quick_screen_before_the_date_patterns_changes_no_answer(monkeypatch
 
     near = ["full-width ２０２３年５月", "on ８ May ２０２３", "a week", "mid-june", "today?", "今晚的会", "去年十月",
             "the 3rd of july", "since jan 5", "yesterday's notes", "Monday standup", "十二天前", "最近一周",
-            "这个礼拜"]  # fmt: skip
+            "这个礼拜", "大前天的会", "日志保留多少天", "机房空调哪天维修", "五天前"]  # fmt: skip
     queries = [q for q, _, _ in DATE_CASES] + NOT_DATES + near + ["budget review", "向量数据库什么时候备份"]
     screened = [read_dates(q, TODAY) for q in queries]
     monkeypatch.setattr(dates, "_may_name_a_date", lambda text: True)
