@@ -42,9 +42,11 @@ def print_indexed(stats: dict[str, Any], as_json: bool) -> None:
             f"{stats['chunks_embedded']} chunks embedded, {stats['chunks_deleted']} deleted, "
             f"{stats['files_failed']} failed, in {stats['seconds']:.2f}s"
         )
-        if stats.get("chunks_waiting"):
-            print(f"{stats['chunks_waiting']} chunks wait for their vectors: the daemon embeds them in the background "
-                  "(`memvault status` shows how far it is)")  # fmt: skip
+        if waiting := stats.get("chunks_waiting"):
+            what, it = ("1 chunk waits for its vector", "it") if waiting == 1 else (
+                f"{waiting} chunks wait for their vectors", "them")  # fmt: skip
+            print(f"{what} (BM25 finds {it} now): a running daemon embeds {it} in the background (`memvault status` "
+                  "shows how far it is), else the next search by meaning does")  # fmt: skip
 
 
 class _NotIndex(Exception):
