@@ -16,16 +16,12 @@ the model embeds only the new text, in a process that had loaded it anyway.
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from memvault.vault.faults import crash_point
 
 if TYPE_CHECKING:
     from memvault.indexer.manifest import Manifest
     from memvault.indexer.rows import FileChunks
-    from memvault.indexer.tokenizer import Tokenizer
     from memvault.indexer.vectors import VectorStore
 
 DEFER_FILES = 4  # notes a pass may change and still leave the store alone: an edit, a save, a move
@@ -48,23 +44,14 @@ def add_unstored(db: sqlite3.Connection, ids: Sequence[str]) -> None:
         db.executemany("INSERT OR IGNORE INTO unstored VALUES (?)", [(cid,) for cid in ids])
 
 
-def apply(manifest: Manifest, tokenizer: Tokenizer | None, batch: Sequence[FileChunks]) -> int:
-    """Store a batch of changed notes without the vector store, in one transaction: a chunk whose
-    point is exactly as stored (same id, text and payload) keeps it; the others wait for their
-    vectors, and every other old id of the notes is unstored. Returns the stale chunks dropped."""
-    dropped = 0
-    assert tokenizer is not None
-    with manifest.transaction():
-        for f in batch:
-            old = manifest.chunk_ids(f.rel)
-            stored = manifest.get_chunks(sorted(manifest.embedded_ids(f.rel)), text=False)
-            kept = [c.id in stored and stored[c.id].payload == p for c, p in zip(f.chunks, f.payloads, strict=True)]
-            add_unstored(manifest.db, sorted(set(old) - {c.id for c, k in zip(f.chunks, kept, strict=True) if k}))
-            dropped += len(set(old) - {c.id for c in f.chunks})
-            tokens = [dict(Counter(tokenizer(c.bm25_text))) for c in f.chunks]
-            manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, kept)
-            crash_point("mid-manifest")
-    return dropped
+def kept_points(manifest: Manifest, f: FileChunks) -> list[bool]:
+    """Inside the caller's transaction, before the note's new rows: which of its chunks keep their
+    point (same id, text and payload as stored); every other old id of the note is unstored."""
+    stored = manifest.get_chunks(sorted(manifest.embedded_ids(f.rel)), text=False)
+    kept = [c.id in stored and stored[c.id].payload == p for c, p in zip(f.chunks, f.payloads, strict=True)]
+    keeping = {c.id for c, k in zip(f.chunks, kept, strict=True) if k}
+    add_unstored(manifest.db, sorted(set(manifest.chunk_ids(f.rel)) - keeping))
+    return kept
 
 
 def settle(manifest: Manifest, store: VectorStore | None) -> None:

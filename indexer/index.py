@@ -185,8 +185,11 @@ class Index:
         wait for `embed_waiting` (BM25 finds them meanwhile), or all of them when the store waits
         (`indexer.deferred`). With `embed` the model embeds the rest first, so an edit flushes the
         store once, not for its text and again for its vectors. Returns the stale chunks dropped."""
-        if self.store_waits:
-            return deferred.apply(self.manifest, self.tokenizer, batch)
+        if self.store_waits:  # one transaction: the points kept, the ids unstored and the rows
+            with self.manifest.transaction():
+                dropped = sum(len(set(self.chunk_ids(f.rel)) - {c.id for c in f.chunks}) for f in batch)
+                self._record(batch, [deferred.kept_points(self.manifest, f) for f in batch])
+            return dropped
         store = self.vector_store()
         chunks = [c for f in batch for c in f.chunks]
         have = self.cache.get(self.embedder.name, list(dict.fromkeys(c.content_hash for c in chunks)))
@@ -212,17 +215,20 @@ class Index:
             dropped += len(old - {c.id for c in f.chunks})
         crash_point("after-delete")
         store.flush()
+        self._record(batch, [[c.content_hash in have for c in f.chunks] for f in batch])
+        self.manifest.set_meta("dirty", "0")
+        return dropped
+
+    def _record(self, batch: Sequence[FileChunks], embedded: Sequence[list[bool]]) -> None:
+        """The batch's rows and postings, `embedded` saying which chunks have their point in the store."""
         assert self.tokenizer is not None
         with self.manifest.transaction():  # the batch commits once: a commit per note cost a third of the pass
-            for f in batch:
+            for f, flags in zip(batch, embedded, strict=True):
                 tokens = [dict(Counter(self.tokenizer(c.bm25_text))) for c in f.chunks]
-                embedded = [c.content_hash in have for c in f.chunks]
-                self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, embedded)
+                self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, flags)
                 crash_point("mid-manifest")
-        self.manifest.set_meta("dirty", "0")
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
-        return dropped
 
     def waiting(self, paths: Sequence[str] | None = None, limit: int | None = None) -> list[ChunkRow]:
         """Chunks still without a vector in the store (of these notes)."""
