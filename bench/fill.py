@@ -46,9 +46,9 @@ def _sample(layout: Any, unit: Any, mode: str) -> dict[str, float]:
 
 @contextlib.contextmanager
 def _connect(layout: Any) -> Iterator[Any]:
-    from memvault.daemon.client import Connection
+    from memvault.daemon.client import connect
 
-    conn = Connection(layout, timeout=600)
+    conn = connect(layout, timeout=600)
     try:
         yield conn
     finally:

@@ -208,7 +208,7 @@ def _manifest_sha(vault: Path, rel: str) -> str | None:
 
 
 def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, warm_runs: int) -> dict[str, Any]:
-    from memvault.daemon.client import Connection
+    from memvault.daemon.client import connect
 
     run(["--vault", str(vault), "daemon", "start"])
     pid = int((vault / ".memvault" / "daemon.pid").read_text())
@@ -227,7 +227,7 @@ def daemon_block(vault: Path, queries: list[str], edits: int, cold_runs: int, wa
             latencies.append(time.perf_counter() - started)
             time.sleep(0.2)
         result["edit_to_searchable_s"] = spread(latencies)
-        conn = Connection(vault_layout(vault), timeout=120)
+        conn = connect(vault_layout(vault), timeout=120)
         rtt = []
         for q in (queries * (100 // len(queries) + 1))[:100]:
             started = time.perf_counter()

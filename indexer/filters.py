@@ -15,8 +15,6 @@ from typing import Any
 from memvault.vault.cjk import script_of
 from memvault.vault.model import Chunk, Note
 
-KINDS = ("daily", "memory", "other")
-
 
 def iso_day(day: dt.date) -> str:
     """Dates are stored as midnight UTC ISO strings; Qdrant Edge has no date type of its own."""

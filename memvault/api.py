@@ -111,7 +111,7 @@ class Vault:
         return self.run(Search(query, build_options(**options)))
 
     def search(self, query: str, **options: Any) -> list[Hit]:
-        """The hits for `query`; `options` are `memvault.search.options.OPTIONS` by attribute name: limit,
+        """The hits for `query`; `options` are `memvault.search.option_table.OPTIONS` by attribute name: limit,
         mode, per_doc, date_from, date_to, kind, section, tag, path, min_similarity, decay, mmr, ..."""
         return self.search_result(query, **options).hits
 

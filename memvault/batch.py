@@ -1,7 +1,7 @@
 """`search --batch FILE.jsonl --json`: one query object per line in, one answer line out, in order.
 
 Each line is `{"id": ..., "query": ..., options}` with the public option keys
-(`memvault.search.options.OPTIONS`); it runs as the `search` verb, through the
+(`memvault.search.option_table.OPTIONS`); it runs as the `search` verb, through the
 daemon or here, so the model and index load once for the whole batch.
 """
 

@@ -14,8 +14,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from memvault.vault.config import env
 from memvault.vault.conversation import Message
+from memvault.vault.places import env
 
 MAX_DISCOVERIES = 5
 TRANSCRIPT_CHARS = 12_000

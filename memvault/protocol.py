@@ -78,7 +78,7 @@ class Request(Message):
 
     op: ClassVar[str]
     reply: ClassVar[type[Any]]
-    timeout: ClassVar[float] = 120.0
+    timeout: ClassVar[float] = 120.0  # (`memvault.daemon.connection.REPLY_TIMEOUT_S`, a light client's)
     writes: ClassVar[bool] = False
 
     def __init_subclass__(

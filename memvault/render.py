@@ -1,4 +1,8 @@
-"""Search results for people (path:lines, heading, snippet) and for programs (JSON)."""
+"""Search results for people (path:lines, heading, snippet) and for programs (JSON).
+
+A result is printed from its public shape (`SearchResult.to_json`, what the daemon replies), so a search
+the daemon answers is printed by `memvault.cli.via_daemon` without rebuilding a `SearchResult` (whose
+module's dataclasses cost a client 10 ms to import)."""
 
 from __future__ import annotations
 
@@ -7,14 +11,26 @@ import os
 import time
 from typing import Any, TextIO
 
-from memvault.search.hits import SearchResult
 from memvault.search.snippet import highlight
 
 ENTRY_CHARS = 120
 
 
-def print_json(result: SearchResult, out: TextIO) -> None:
-    out.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+def print_result(answer: dict[str, Any], as_json: bool, out: TextIO, err: TextIO) -> None:
+    """A search's answer: on `err` why another source answered, the date words read and a floor no hit
+    passed (the last two are in the JSON itself); then the hits, as one JSON object or for people."""
+    if answer["reason"]:
+        err.write(f"memvault: answered by {answer['source']} search: {answer['reason']}\n")
+    if (d := answer.get("dates")) and not as_json:
+        how = "no note is dated then, not used" if d["applied"] == "none" else f"notes dated then: {d['applied']}"
+        err.write(f"memvault: read {', '.join(map(repr, d['words']))} as {d['from']}..{d['to']} ({how})\n")
+    if (floor := answer.get("floor")) and not answer["hits"]:
+        err.write(f"memvault: nothing relevant: none of {floor['candidates']} candidates reached the similarity "
+                  f"floor {floor['min_similarity']}\n")  # fmt: skip
+    if as_json:
+        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    else:
+        _print_human(answer, out)
 
 
 def print_entries(entries: list[dict[str, Any]], tags: dict[str, int], out: TextIO) -> None:
@@ -53,17 +69,19 @@ def use_colour(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-def print_human(result: SearchResult, out: TextIO) -> None:
+def _print_human(answer: dict[str, Any], out: TextIO) -> None:
     colour = use_colour(out)
-    if not result.hits:
+    if not answer["hits"]:
         out.write("no results\n")
-    for hit in result.hits:
-        where = ("[user] " if hit.scope == "user" else "") + f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        heading = " › ".join(hit.heading)
+    for hit in answer["hits"]:
+        where = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
+        if hit.get("scope") == "user":
+            where = f"[user] {where}"
+        heading = " › ".join(hit["heading"])
         if colour:
             where = f"\x1b[35m{where}\x1b[0m"
         out.write(f"{where}  {heading}\n" if heading else f"{where}\n")
-        snippet = highlight(hit.snippet, result.terms) if colour else hit.snippet
+        snippet = highlight(hit["snippet"], answer["terms"]) if colour else hit["snippet"]
         for line in snippet.split("\n"):
             out.write(f"    {line}\n")
         out.write("\n")

@@ -2,9 +2,7 @@
 daemon (`vault.scopes` says what goes where). Search and list read both and label every hit and
 entry with its scope; a save goes where the routing rule sends it.
 
-Two ranked lists are merged by taking turns, rank by rank (the project first on a tie), never by
-score: scores from two indexes (different sizes, BM25 statistics, maybe different models) are not
-comparable, ranks are.
+Two ranked lists are merged by taking turns, rank by rank (`memvault.answers`).
 
     from memvault import Scopes, Vault
     with Scopes(Vault("memory")) as s:
@@ -20,20 +18,19 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memvault.answers import merge_answers
 from memvault.api import Vault
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.options import build_options
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
-from memvault.vault.scopes import SCOPES, is_vault, route, user_vault_root
+from memvault.vault.places import READ_SCOPES, read_roots
+from memvault.vault.scopes import is_vault, route, user_vault_root
 from memvault.verbs.query import Search
 
 if TYPE_CHECKING:
     from memvault.verbs.entries import Listed
     from memvault.verbs.notes import Note, Remember, Saved
-
-READ_SCOPES = ("all", *SCOPES)
-
 
 class Scopes:
     """The project vault and the user's own vault (opened on first use, created by the first save
@@ -59,16 +56,13 @@ class Scopes:
         """The vaults a read covers, named; `all` leaves out a user vault that does not exist yet."""
         if scope not in READ_SCOPES:
             raise UsageError(f"{scope!r}: a scope is one of {', '.join(READ_SCOPES)}")
-        out = [("project", self.project)] if scope in ("all", "project") or self.shared else []
-        if scope in ("all", "user") and not self.shared:
-            if is_vault(self.user_layout):
-                out.append(("user", self._user_vault()))
-            elif scope == "user":
-                raise UsageError(
-                    f"{self.user_layout.root}: no user vault yet; a save with --scope user, a user_ key or a "
-                    "#preference tag creates it"
-                )
-        return out
+        named = read_roots(str(self.project.root), str(self.user_layout.root), scope)
+        if not named:
+            raise UsageError(
+                f"{self.user_layout.root}: no user vault yet; a save with --scope user, a user_ key or a "
+                "#preference tag creates it"
+            )
+        return [(name, self.project if name == "project" else self._user_vault()) for name, _ in named]
 
     def one(self, scope: str | None = None, key: str | None = None) -> tuple[str, Vault]:
         """The one vault an entry verb (forget, correct, clear, restore, trash) works in: the scope
@@ -118,15 +112,13 @@ class Scopes:
 
     def search_result(self, query: str | Search, scope: str = "all", **options: Any) -> SearchResult:
         """The query in every vault of the scope, each hit labelled, the lists merged rank by rank."""
+        return SearchResult.from_json(self.search_json(query, scope, **options))
+
+    def search_json(self, query: str | Search, scope: str = "all", **options: Any) -> dict[str, Any]:
+        """`search_result` in its public shape (`memvault.answers.merge_answers`), as `search --json` prints it."""
         request = query if isinstance(query, Search) else Search(query, build_options(**options))
-        answers = [(name, vault.run(request)) for name, vault in self.read(scope)]
-        lists = [[dataclasses.replace(h, scope=name) for h in result.hits] for name, result in answers]
-        merged = [hits[i] for i in range(max(map(len, lists), default=0)) for hits in lists if i < len(hits)]
-        first = answers[0][1]
-        reasons = [f"{name} vault: {r.reason}" if len(answers) > 1 else r.reason for name, r in answers if r.reason]
-        reasons += [f"{name} vault answered by {r.source}" for name, r in answers[1:] if r.source != first.source]
-        return SearchResult(first.query, first.source, "; ".join(reasons) or None,
-                            merged[: request.options.limit], first.terms, first.floor, first.dates)  # fmt: skip
+        answers = [(name, vault.run(request).to_json()) for name, vault in self.read(scope)]
+        return merge_answers(answers, request.options.limit)
 
     def context(self, query: str | None = None, budget: int | None = None, scope: str = "all") -> dict[str, Any]:
         """The prompt blocks (`memvault.verbs.context`) from every vault of the scope: `text`, and the same as

@@ -30,7 +30,8 @@ from memvault.search.fresh import Freshness
 from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
 from memvault.search.join import JOIN_POOL, Place, content_words, join_runs, joinable, run_text
-from memvault.search.options import DATES_AUTO, SearchOptions
+from memvault.search.option_table import DATES_AUTO
+from memvault.search.options import SearchOptions
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share, script_of

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-MODES = ("hybrid", "bm25", "vector", "substring")
+from memvault.search.option_table import MODES
+
 # what a hit says of its unit, when it has it: an entry's id (its key, else `@` and a hash of its text:
 # every verb that names an entry takes it), key, #tags (its own and its note's), the day it belongs to,
 # and for a superseded entry the day it was corrected, for a correction what it corrects; a hit of

@@ -1,4 +1,4 @@
-"""Each search option is declared once (`memvault.search.options.OPTIONS`): the CLI's flags, the JSON
+"""Each search option is declared once (`memvault.search.option_table.OPTIONS`): the CLI's flags, the JSON
 keys of batch lines and socket requests, the MCP tool's parameters and the defaults all come from it."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from memvault.api import Vault
 from memvault.cli.parser import build_parser
 from memvault.mcp.tools import MAX_HITS, MemoryTools
-from memvault.search.options import DEFAULTS, OPTIONS, SearchOptions, build_options, options_from
+from memvault.search.option_table import DEFAULTS, OPTIONS
+from memvault.search.options import SearchOptions, build_options, options_from
 from memvault.vault.errors import UsageError
 
 

@@ -69,6 +69,31 @@ def test_search_and_list_read_both_vaults_through_their_daemons(layout, cli, use
         cli("--vault", str(user_root), "daemon", "stop")
 
 
+def test_the_cli_prints_what_the_library_answers_with_one_daemon_or_two(layout, cli, user_root):
+    """A search both daemons answer is sent, merged and printed before the library is imported
+    (`memvault.cli.via_daemon`); with the user vault's daemon stopped the whole CLI answers, the user
+    vault read here. Either way the CLI prints what `Scopes` answers, hit for hit."""
+    from memvault import Scopes, Vault
+
+    assert cli("init", "--lang", "en").returncode == 0
+    for i in range(3):
+        assert cli("remember", "--section", f"Kettle {i}", f"Tea kettle setting {i} for the project").returncode == 0
+        saved = cli("remember", "--scope", "user", "--section", f"Ritual {i}", f"Tea ritual {i} of the user")
+        assert saved.returncode == 0
+    start_daemon(cli, layout.root, env=HASH_ENV)
+    start_daemon(cli, user_root, env=HASH_ENV)
+    try:
+        by_daemons = _search(cli, "--per-doc", "0", "--limit", "5", "tea")
+        with Scopes(Vault(layout.root)) as scopes:
+            assert scopes.search_json("tea", mode="bm25", per_doc=0, limit=5) == by_daemons
+        assert [h["scope"] for h in by_daemons["hits"]] == ["project", "user", "project", "user", "project"]
+        cli("--vault", str(user_root), "daemon", "stop")
+        assert _search(cli, "--per-doc", "0", "--limit", "5", "tea") == by_daemons
+    finally:
+        cli("daemon", "stop")
+        cli("--vault", str(user_root), "daemon", "stop")
+
+
 def test_no_user_vault_means_the_project_alone(layout, cli, user_root):
     assert cli("init", "--lang", "en").returncode == 0
     assert cli("remember", "--type", "config", "Only the project here").returncode == 0

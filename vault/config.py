@@ -1,8 +1,8 @@
 """memvault's settings, read in one place: arguments, then the environment, then `<vault>/memvault.toml`,
 then the defaults.
 
-`env()` is the one place `MEMVAULT_*` (and the few other) environment variables are read. The
-Qdrant API key comes from `$QDRANT_API_KEY` or an argument only, never from a file in the vault.
+`env()` (`vault.places`) is the one place `MEMVAULT_*` (and the few other) environment variables are
+read. The Qdrant API key comes from `$QDRANT_API_KEY` or an argument only, never from a file in the vault.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.vault.errors import UsageError
+from memvault.vault.places import env
 from memvault.vault.regular import read_regular
 
 CONFIG_FILE = "memvault.toml"
@@ -38,11 +39,6 @@ FILE_KEYS: dict[str, type] = {
     "rescan": float,
     "retention_days": int,
 }
-
-
-def env(name: str) -> str | None:
-    """An environment variable's value; unset and empty are both None."""
-    return os.environ.get(name) or None
 
 
 def default_cache_dir() -> Path:

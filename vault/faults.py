@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import signal
 
-from memvault.vault.config import env
+from memvault.vault.places import env
 
 _COUNTERS: dict[str, int] = {}
 

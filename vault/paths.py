@@ -9,17 +9,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.vault.config import env
 from memvault.vault.errors import PathError, UsageError
+from memvault.vault.places import DAILY_DIR, MEMORY_FILE, REVIEW_FILE, STATE_DIR, TRASH_DIR, vault_root
 from memvault.vault.regular import file_kind
 
-ENV_VAR = "MEMVAULT_VAULT"
-DEFAULT_VAULT = "memory"
-STATE_DIR = ".memvault"
-TRASH_DIR = ".trash"
-MEMORY_FILE = "MEMORY.md"
-REVIEW_FILE = "REVIEW.md"  # proposed facts waiting for a person: read in an editor, never indexed
-DAILY_DIR = "daily"
 NOTE_SUFFIXES = (".md", ".markdown")
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
@@ -73,8 +66,7 @@ def daily_notes(layout: Layout) -> list[tuple[dt.date, Path]]:
 
 def resolve_vault(arg: str | os.PathLike[str] | None = None) -> Layout:
     """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`: the order users expect from CLI tools."""
-    chosen = arg or env(ENV_VAR) or DEFAULT_VAULT
-    return Layout(Path(chosen).expanduser().resolve())
+    return Layout(Path(vault_root(arg)))
 
 
 def inside(layout: Layout, name: str | os.PathLike[str]) -> Path:

@@ -8,32 +8,24 @@ says so; everything else stays in the project.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from memvault.vault.config import env
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
+from memvault.vault.places import SCOPES, is_vault_root, user_root
 
-USER_ENV = "MEMVAULT_USER_VAULT"
-SCOPES = ("project", "user")
 USER_TAGS = frozenset({"user", "preference", "profile", "personal"})
 USER_KEY_PREFIX = "user_"
 
 
 def user_vault_root() -> Path:
     """`$MEMVAULT_USER_VAULT`, else `$XDG_DATA_HOME/memvault`, else `~/.local/share/memvault`."""
-    chosen = env(USER_ENV) or os.path.join(env("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memvault")
-    return Path(chosen).expanduser().resolve()
+    return Path(user_root())
 
 
 def is_vault(layout: Layout) -> bool:
-    """A folder is a vault once it has a MEMORY.md or a daily/ folder (`init` or a first save). One
-    this process may not even look into is none: it never stops the project vault from answering."""
-    try:
-        return layout.memory_md.is_file() or layout.daily_dir.is_dir()
-    except OSError:
-        return False
+    """A folder is a vault once it has a MEMORY.md or a daily/ folder (`vault.places.is_vault_root`)."""
+    return is_vault_root(str(layout.root))
 
 
 def route(scope: str | None, key: str | None, tags: list[str] | tuple[str, ...] | None) -> str:

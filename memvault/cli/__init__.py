@@ -79,7 +79,14 @@ NO_VAULT_NEEDED = ("init", "hooks", "hook")
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
+    try:
+        done = unchanged_index(argv)  # a no-change `index`: the walk answers, before anything else is imported
+        if done is None and "search" in argv:  # a search the daemons answer, likewise
+            from memvault.cli.via_daemon import daemon_search
+
+            done = daemon_search(argv)
+    except KeyboardInterrupt:
+        return 130
     if done is not None:
         return done
     if argv == ["--version"]:  # answered before the whole parser (every command's) is built: 0.35 s -> 0.12 s here

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from memvault.cli.common import common_options, reader_left
+from memvault.cli.common import parse_one, reader_left
 
 if TYPE_CHECKING:
     from memvault.api import Vault
@@ -49,27 +49,10 @@ def print_indexed(stats: dict[str, Any], as_json: bool) -> None:
                   "shows how far it is), else the next search by meaning does")  # fmt: skip
 
 
-class _NotIndex(Exception):
-    pass
-
-
-class _IndexOnly(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _NotIndex(message)
-
-
 def unchanged_index(argv: list[str]) -> int | None:
     """The exit code of a `memvault index` that found nothing changed (its figures printed), or None."""
-    if "index" not in argv:
-        return None
-    parser = _IndexOnly(prog="memvault", parents=[common_options()], add_help=False)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_IndexOnly)
-    add_index_arguments(sub.add_parser("index", parents=[common_options()], add_help=False))
-    try:
-        args = parser.parse_args(argv)
-    except _NotIndex:
-        return None
-    if args.rebuild:
+    args = parse_one(argv, "index", add_index_arguments)
+    if args is None or args.rebuild:
         return None
     from memvault.indexer.quickcheck import unchanged
     from memvault.vault.paths import resolve_vault

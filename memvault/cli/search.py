@@ -1,4 +1,4 @@
-"""The CLI commands that read the index: `search` (its flags are `memvault.search.options.OPTIONS`)
+"""The CLI commands that read the index: `search` (its flags are `memvault.search.option_table.OPTIONS`)
 and `events`."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.cli.common import Add
 from memvault.vault.errors import UsageError
+from memvault.vault.places import READ_SCOPES
 
 if TYPE_CHECKING:
     from memvault.api import Vault
@@ -16,14 +17,14 @@ if TYPE_CHECKING:
 
 def _search_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """The search flags given, under their public names: the keys of batch lines and socket requests."""
-    from memvault.search.options import OPTIONS
+    from memvault.search.option_table import OPTIONS
 
     return {o.name: v for o in OPTIONS if (v := getattr(args, o.attr)) is not None}
 
 
 def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
-    # through a daemon this path imports only the socket client and the renderer: no model, Qdrant or jieba
-    from memvault.render import print_human, print_json
+    # a search a running daemon answers is printed by `memvault.cli.via_daemon` before this is imported
+    from memvault.render import print_result
     from memvault.scopes import Scopes
     from memvault.verbs.query import Search
 
@@ -47,18 +48,14 @@ def cmd_search(args: argparse.Namespace, vault: Vault) -> int:
     if not args.query:
         raise UsageError("give a query, or --batch FILE.jsonl")
     with Scopes(vault) as scopes:
-        result = scopes.search_result(Search.from_json({**defaults, "query": " ".join(args.query)}), args.scope)
-    if result.reason:
-        print(f"memvault: answered by {result.source} search: {result.reason}", file=sys.stderr)
-    if result.dates and not args.json:
-        d = result.dates
-        how = "no note is dated then, not used" if d["applied"] == "none" else f"notes dated then: {d['applied']}"
-        print(f"memvault: read {', '.join(map(repr, d['words']))} as {d['from']}..{d['to']} ({how})", file=sys.stderr)
-    if result.floor and not result.hits:
-        print(f"memvault: nothing relevant: none of {result.floor['candidates']} candidates reached the similarity "
-              f"floor {result.floor['min_similarity']}", file=sys.stderr)  # fmt: skip
-    (print_json if args.json else print_human)(result, sys.stdout)
+        answer = scopes.search_json(Search.from_json(search_request(args)), args.scope)
+    print_result(answer, args.json, sys.stdout, sys.stderr)
     return 0
+
+
+def search_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The socket request (less its "op") of the query and flags given: what `Search.from_json` reads."""
+    return {**_search_defaults(args), "query": " ".join(args.query)}
 
 
 def cmd_events(args: argparse.Namespace, vault: Vault) -> int:
@@ -73,7 +70,7 @@ def cmd_events(args: argparse.Namespace, vault: Vault) -> int:
 def add_search_options(p: argparse.ArgumentParser) -> None:
     """Every search option as a flag, from its one declaration; unset flags stay None, so the
     defaults are `SearchOptions`' (and the daemon's), never a copy of them."""
-    from memvault.search.options import OPTIONS
+    from memvault.search.option_table import OPTIONS
 
     for o in OPTIONS:
         default = f" (default {o.default})" if o.default is not None and f"default {o.default}" not in o.help else ""
@@ -82,15 +79,16 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
                        help=o.help + default)  # fmt: skip
 
 
-def add_commands(add: Add) -> None:
-    from memvault.scopes import READ_SCOPES
-
-    p = add("search", cmd_search, "hybrid search (dense + BM25, fused); substring when no index")
+def add_search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="*", help="the query")
     add_search_options(p)
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+
+
+def add_commands(add: Add) -> None:
+    add_search_arguments(add("search", cmd_search, "hybrid search (dense + BM25, fused); substring when no index"))
 
     p = add("events", cmd_events, "what the daemon saw and did: file-changed, file-indexed, memory-updated, ...")
     p.add_argument("--follow", action="store_true", help="keep printing events as they happen (Ctrl-C stops)")

@@ -1,22 +1,21 @@
-"""The daemon client: a Unix-socket connection speaking JSON lines. It imports no model, Qdrant or
-jieba, so a verb answered by a running daemon costs the client process almost nothing."""
+"""The daemon client: the verb layer's line to a vault's daemon over its socket (`memvault.daemon.connection`).
+It imports no model, Qdrant or jieba, so a verb answered by a running daemon costs the client process
+almost nothing."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from memvault.daemon.connection import PING_TIMEOUT_S, Connection
 from memvault.daemon.files import read_pid, socket_path
 from memvault.protocol import Request
 from memvault.vault.errors import MemvaultError
 from memvault.vault.paths import Layout
 
-MAX_REPLY_BYTES = 1 << 26
-PING_TIMEOUT_S = 2.0
 RECHECK_S = 5.0  # after no daemon answered, how long verbs run here before asking again
 
 
@@ -31,66 +30,16 @@ class DaemonError(MemvaultError):
             self.exit_code = exit_code
 
 
-class Connection:
-    """A client connection to the daemon; many requests may share it."""
-
-    def __init__(self, layout: Layout, timeout: float = 2.0) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.stalled = False  # the last call's reply did not come in time (`call`)
-        self.sock.settimeout(timeout)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock.connect(str(socket_path(layout)))
-                break
-            except BlockingIOError:  # a Unix socket's backlog is full: unlike TCP it does not wait, so we do
-                if time.monotonic() < deadline:
-                    time.sleep(0.01)
-                    continue
-                self.sock.close()
-                raise
-            except OSError:
-                self.sock.close()
-                raise
-        self.reader = self.sock.makefile("rb")
-
-    def call(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
-        """Send one request and wait up to `timeout` for its reply; None if the daemon hangs up or stalls
-        (`stalled` then says which: a daemon that hung up is gone, one that stalled may still answer)."""
-        self.stalled = False
-        if timeout is not None:
-            self.sock.settimeout(timeout)
-        try:
-            self.sock.sendall(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused at the door ("busy") and closed before we wrote: the refusal is still there to read
-        except (OSError, TimeoutError):
-            return None
-        try:
-            reply = self.reader.readline(MAX_REPLY_BYTES)
-        except TimeoutError:
-            self.stalled = True
-            return None
-        except OSError:
-            return None
-        return json.loads(reply) if reply else None
-
-    def close(self) -> None:
-        self.reader.close()
-        self.sock.close()
-
-    def __enter__(self) -> Connection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def connect(layout: Layout, timeout: float = 2.0) -> Connection:
+    """A connection to the vault's daemon (`OSError` when none listens)."""
+    return Connection(str(socket_path(layout)), timeout)
 
 
 def follow(layout: Layout, since: int = 0) -> Iterator[dict[str, Any]]:
     """The daemon's events as they happen (after those newer than `since` it still keeps), until
     the caller stops iterating or the daemon goes away."""
     try:
-        conn = Connection(layout)
+        conn = connect(layout)
     except OSError:
         raise DaemonError(f"no daemon serves {layout.root}: start one (memvault daemon start)") from None
     with conn:
@@ -107,7 +56,7 @@ def hold(layout: Layout) -> Connection | None:
     closes it if this process dies): a daemon started with an idle exit stays while one is open. None
     when no daemon answers."""
     try:
-        conn = Connection(layout)
+        conn = connect(layout)
     except OSError:
         return None
     reply = conn.call({"op": "hold"}, timeout=PING_TIMEOUT_S)
@@ -128,7 +77,7 @@ def ask(layout: Layout, request: dict[str, Any], timeout: float = 2.0) -> dict[s
     if not socket_path(layout).exists():
         return None
     try:
-        conn = Connection(layout, timeout)
+        conn = connect(layout, timeout)
     except OSError:
         return None
     try:
@@ -157,7 +106,7 @@ class DaemonClient:
         conn = None
         if read_pid(self.layout) is not None and ask(self.layout, {"op": "ping"}, timeout=PING_TIMEOUT_S):
             with contextlib.suppress(OSError):
-                conn = Connection(self.layout)
+                conn = connect(self.layout)
         if conn is None:
             self._quiet_until = time.monotonic() + RECHECK_S
         return conn

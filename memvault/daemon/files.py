@@ -6,20 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memvault.daemon.connection import socket_file
 from memvault.vault.locks import lock_is_free
 from memvault.vault.paths import Layout
 
 
 def socket_path(layout: Layout) -> Path:
     """`.memvault/daemon.sock`, or a short path under the temp folder when that is too long for AF_UNIX."""
-    path = layout.state_dir / "daemon.sock"
-    if len(os.fsencode(path)) < 100:
-        return path
-    import hashlib
-    import tempfile  # (and with it shutil, random, ...) only for a vault this deep
-
-    digest = hashlib.sha256(os.fsencode(layout.root)).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"memvault-{os.getuid()}-{digest}.sock"
+    return Path(socket_file(str(layout.root)))
 
 
 def pid_path(layout: Layout) -> Path:

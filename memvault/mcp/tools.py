@@ -18,7 +18,8 @@ from memvault.api import Vault
 from memvault.mcp import outputs as out
 from memvault.scopes import Scopes
 from memvault.search.hits import ABOUT
-from memvault.search.options import DEFAULTS, OPTIONS, Option, build_options
+from memvault.search.option_table import DEFAULTS, OPTIONS, Option
+from memvault.search.options import build_options
 from memvault.vault.errors import MemvaultError
 from memvault.verbs.context import core_home
 from memvault.verbs.notes import Get, Note, Remember, Saved

@@ -32,9 +32,9 @@ def _writer(root: str, writer: int, each: int, via: str) -> None:
     layout = Layout(Path(root))
     conn = None
     if via == "socket":
-        from memvault.daemon.client import Connection
+        from memvault.daemon.client import connect
 
-        conn = Connection(layout, timeout=300)
+        conn = connect(layout, timeout=300)
     env = {**os.environ, "MEMVAULT_VAULT": root, **HASH_ENV}
     for i in range(each):
         remember = i % 2 == 1

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from memvault.daemon.client import Connection
+from memvault.daemon.client import connect
 from memvault.daemon.files import socket_path
 from memvault.daemon.transport import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
 from memvault.vault.paths import Layout
@@ -45,7 +45,7 @@ def _rss_mb(pid: int) -> float:
 
 def _connect(layout: Layout, timeout: float = 30) -> socket.socket:
     """A raw socket, connected the way the memvault client connects (it waits while the backlog is full)."""
-    return Connection(layout, timeout).sock
+    return connect(layout, timeout).sock
 
 
 def _reply(sock: socket.socket) -> dict:
@@ -139,7 +139,7 @@ def _flood(layout: Layout, pid: int, clients: int) -> None:
         list(pool.map(lambda s: _send_quietly(s, body), socks))
     time.sleep(1)
     grown = _rss_mb(pid) - base
-    with Connection(layout, timeout=5) as other:  # meanwhile another client is refused at once, not left hanging
+    with connect(layout, timeout=5) as other:  # meanwhile another client is refused at once, not left hanging
         reply = other.call({"op": "ping"})
         assert reply is not None and (reply["ok"] or reply.get("busy")), reply
     started = time.monotonic()  # and served again as soon as the stalled ones are cut off

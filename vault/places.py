@@ -1,0 +1,57 @@
+"""The names of a vault's places, and which folders the vaults are, as plain strings.
+
+Importing this costs nothing (no pathlib, no dataclass): a search a running daemon answers
+(`memvault.cli.via_daemon`) finds its vaults here before anything else is imported. `vault.paths`'
+`Layout` and `vault.scopes` build on the same names and functions.
+
+`env()` is the one place `MEMVAULT_*` (and the few other) environment variables are read.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV_VAR = "MEMVAULT_VAULT"
+USER_ENV = "MEMVAULT_USER_VAULT"
+DEFAULT_VAULT = "memory"
+STATE_DIR = ".memvault"
+TRASH_DIR = ".trash"
+MEMORY_FILE = "MEMORY.md"
+REVIEW_FILE = "REVIEW.md"  # proposed facts waiting for a person: read in an editor, never indexed
+DAILY_DIR = "daily"
+KINDS = ("daily", "memory", "other")  # what a note is, by where it lives
+SCOPES = ("project", "user")
+READ_SCOPES = ("all", *SCOPES)
+
+
+def env(name: str) -> str | None:
+    """An environment variable's value; unset and empty are both None."""
+    return os.environ.get(name) or None
+
+
+def vault_root(arg: str | os.PathLike[str] | None = None) -> str:
+    """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`, absolute and resolved: the order users expect
+    from CLI tools."""
+    return os.path.realpath(os.path.expanduser(arg or env(ENV_VAR) or DEFAULT_VAULT))
+
+
+def user_root() -> str:
+    """`$MEMVAULT_USER_VAULT`, else `$XDG_DATA_HOME/memvault`, else `~/.local/share/memvault`."""
+    chosen = env(USER_ENV) or os.path.join(env("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "memvault")
+    return os.path.realpath(os.path.expanduser(chosen))
+
+
+def is_vault_root(root: str) -> bool:
+    """A folder is a vault once it has a MEMORY.md or a daily/ folder (`init` or a first save). One
+    this process may not even look into is none: it never stops the project vault from answering."""
+    return os.path.isfile(os.path.join(root, MEMORY_FILE)) or os.path.isdir(os.path.join(root, DAILY_DIR))
+
+
+def read_roots(project: str, user: str, scope: str) -> list[tuple[str, str]]:
+    """The vaults a read of `scope` (one of `READ_SCOPES`) covers, named: `all` leaves out a user vault
+    that does not exist yet, and a user vault that is the project's folder is read once, as the project."""
+    shared = user == project
+    out = [("project", project)] if scope in ("all", "project") or shared else []
+    if scope in ("all", "user") and not shared and is_vault_root(user):
+        out.append(("user", user))
+    return out
