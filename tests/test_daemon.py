@@ -312,7 +312,7 @@ def test_pid_file_mode_and_light_client(daemon, cli):
     assert stat.S_IMODE(os.stat(pid_path(daemon)).st_mode) == 0o600
     probe = (
         "import sys\nfrom memvault.cli import main\n"
-        f"rc = main(['--vault', {str(daemon.root)!r}, 'search', '--json', '--per-doc', '1', 'anything'])\n"
+        "rc = main([*sys.argv[1:], 'search', '--json', '--per-doc', '1', 'anything'])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'fastembed', 'onnxruntime', 'qdrant_edge', 'qdrant_client', 'jieba', 'numpy', 'tokenizers', 'yaml', "
         "'frontmatter', 'tomllib', 'statistics', 'dataclasses', 'inspect'} or m.startswith(('memvault.verbs', "
@@ -336,9 +336,13 @@ def test_pid_file_mode_and_light_client(daemon, cli):
     for text in ("anything goes in the kettle log", "the kettle log, second line", "a third note on anything"):
         assert cli("note", text).returncode == 0
     _wait_for(settled)
-    result = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=60, cwd="/")
+    result = subprocess.run([sys.executable, "-P", "-c", probe, "--vault", str(daemon.root)], capture_output=True,
+                            text=True, timeout=60, cwd="/")  # fmt: skip
     assert result.stderr.strip().endswith("0 []"), result.stderr
     printed = json.loads(result.stdout)
+    by_env = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=60, cwd="/",
+                            env={**os.environ, "MEMVAULT_VAULT": str(daemon.root)})  # fmt: skip
+    assert by_env.stderr.strip().endswith("0 []") and json.loads(by_env.stdout) == printed, by_env.stderr
     assert printed["source"] == "hybrid" and printed["hits"]
     with Scopes(Vault(daemon.root)) as scopes:  # the library's answer, through the same daemon
         assert scopes.search_json("anything", per_doc=1) == printed
