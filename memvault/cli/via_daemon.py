@@ -61,11 +61,18 @@ def daemon_search(argv: list[str]) -> int | None:
 
 
 def _no_socket(argv: list[str]) -> bool:
-    """No daemon can answer: neither vault a search without `--vault` (or an abbreviation of it) reads has a
-    socket. Known before the parser is built, which a search with no daemon would pay twice (2.7 ms)."""
-    if any(arg.startswith("--va") for arg in argv):
-        return False
-    return not any(os.path.exists(socket_file(root)) for root in (vault_root(), user_root()))
+    """No daemon can answer: neither the vault the last `--vault X` (or `--vault=X`) names, else the
+    default one, nor the user vault has a socket. Known before the parser is built, which a search with no
+    daemon would pay twice (2.7 ms); it only decides whether to try (an abbreviated `--va` is left to it)."""
+    named = None
+    for i, arg in enumerate(argv):
+        if arg == "--vault" and i + 1 < len(argv):
+            named = argv[i + 1]
+        elif arg.startswith("--vault="):
+            named = arg.partition("=")[2]
+        elif arg.startswith("--va"):
+            return False
+    return not any(os.path.exists(socket_file(root)) for root in (vault_root(named), user_root()))
 
 
 def _answering(root: str) -> Connection | None:
