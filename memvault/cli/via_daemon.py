@@ -52,7 +52,10 @@ def daemon_search(argv: list[str]) -> int | None:
     from memvault.render import print_result
     from memvault.search.option_table import DEFAULTS
 
-    answer = merge_answers(answers, args.limit or DEFAULTS["limit"])  # type: ignore[arg-type]
+    try:
+        answer = merge_answers(answers, args.limit or DEFAULTS["limit"])  # type: ignore[arg-type]
+    except (KeyError, TypeError, AttributeError):  # not the reply this client knows: the whole CLI says what
+        return None
     try:
         print_result(answer, args.json, sys.stdout, sys.stderr)
     except BrokenPipeError:
@@ -82,7 +85,7 @@ def _answering(root: str) -> Connection | None:
     except OSError:  # none listens: no socket, or a dead daemon's
         return None
     reply = conn.call({"op": "ping"}, timeout=PING_TIMEOUT_S)
-    if not reply or not reply.get("ok"):  # hung, or refused at the door ("busy")
+    if not isinstance(reply, dict) or not reply.get("ok"):  # hung, or refused at the door ("busy")
         conn.close()
         return None
     return conn
@@ -90,6 +93,6 @@ def _answering(root: str) -> Connection | None:
 
 def _search(conn: Connection, request: dict[str, Any]) -> dict[str, Any] | None:
     reply = conn.call({"op": "search", **request}, timeout=REPLY_TIMEOUT_S)
-    if not reply or not reply.pop("ok", False):
+    if not isinstance(reply, dict) or not reply.pop("ok", False):
         return None
     return reply
