@@ -88,7 +88,8 @@ class Index:
         for attempt in range(2):
             try:
                 if cfg.qdrant_url:
-                    self.vectors = ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim)
+                    self.vectors = ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim,
+                                                       self.writable)  # fmt: skip
                 else:
                     self.vectors = EdgeStore(self.edge_path, name, dim, create=self.writable)
                 return
@@ -205,7 +206,7 @@ class Index:
         self.manifest.set_meta("dirty", "1")
         if ready:
             store.upsert([c.id for c, _ in ready], [have[c.content_hash] for c, _ in ready],
-                         [p for _, p in ready])  # fmt: skip
+                         [p for _, p in ready], self._tokens(store, [c.bm25_text for c, _ in ready]))  # fmt: skip
         crash_point("after-upsert")
         dropped = 0
         fresh = {c.id for c, _ in ready}
@@ -229,6 +230,11 @@ class Index:
                 crash_point("mid-manifest")
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
+
+    def _tokens(self, store: VectorStore, texts: list[str]) -> list[list[str]] | None:
+        """The units' BM25 tokens, for a store that keeps BM25 too (a server collection)."""
+        assert self.tokenizer is not None
+        return [self.tokenizer(t) for t in texts] if store.holds_bm25 else None
 
     def waiting(self, paths: Sequence[str] | None = None, limit: int | None = None) -> list[ChunkRow]:
         """Chunks still without a vector in the store (of these notes)."""
@@ -263,8 +269,9 @@ class Index:
         vectors = {**have, **fresh}
         if keep:
             self.manifest.set_meta("dirty", "1")
-            self.vector_store().upsert([r.id for r in keep], [vectors[r.content_hash] for r in keep],
-                                       [live[r.id].payload for r in keep])  # fmt: skip
+            store, texts = self.vector_store(), [r.bm25_text for r in keep]
+            store.upsert([r.id for r in keep], [vectors[r.content_hash] for r in keep],
+                         [live[r.id].payload for r in keep], self._tokens(store, texts))  # fmt: skip
             crash_point("after-upsert")
             self.vector_store().flush()
             self.manifest.mark_embedded((r.id, r.content_hash) for r in keep)

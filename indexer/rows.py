@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.indexer import postings
-from memvault.vault.model import Chunk, vector_text
+from memvault.vault.model import Chunk, bm25_text, vector_text
 
 ROW = ("id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script, "
        "unit, context, near, key, corrects")  # fmt: skip
@@ -55,21 +55,27 @@ class ChunkRow:
     text: str
     payload: dict[str, Any]
     context: str = ""  # an entry's heading path, ranked with it (`vault.model.Chunk`)
+    near: str = ""  # the entries before an entry, which its BM25 text holds too
 
     @property
     def vector_text(self) -> str:
         return vector_text(self.context, self.text)
 
+    @property
+    def bm25_text(self) -> str:
+        return bm25_text(self.payload["unit"], self.context, self.near, self.text)
+
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ChunkRow:
         cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded, script = row[:13]
-        unit, context, _, key, corrects = row[13:]
+        unit, context, near, key, corrects = row[13:]
         text = zlib.decompress(packed).decode("utf-8") if packed else ""
         fields = {"superseded": superseded, "key": key, "corrects": corrects}
         payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
                    "start_line": start, "end_line": end, "content_hash": content_hash, "script": script, "unit": unit,
                    **{k: v for k, v in fields.items() if v}}  # fmt: skip
-        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload, context)
+        return cls(cid, path, tuple(json.loads(heading)), section, start, end, content_hash, text, payload, context,
+                   near or "")  # fmt: skip
 
 
 def chunk_row(c: Chunk, p: dict[str, Any], doc: postings.Doc, terms: bytes, embedded: bool) -> tuple[Any, ...]:

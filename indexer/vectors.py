@@ -26,6 +26,9 @@ log = logging.getLogger("memvault")
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
 KEYWORD_FIELDS = ("path", "kind", "section", "tags", "script")
 _EDGE_META = "memvault-collection.json"
+# a server collection's layout: 2 holds a named dense vector and BM25 as a sparse one (`indexer.sparse`)
+LAYOUT, DENSE, BM25 = 2, "dense", "bm25"
+Sparse = tuple[list[int], list[float]]  # a sparse vector: indices ascending, values
 
 
 class StoreError(MemvaultError):
@@ -44,8 +47,10 @@ class StoreMismatch(StoreError):
 
 class VectorStore(Protocol):
     description: str
+    holds_bm25: bool  # the store keeps each point's BM25 vector too: `upsert` takes the units' tokens
 
-    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None: ...
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]],
+               tokens: Sequence[list[str]] | None = None) -> None: ...  # fmt: skip
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
@@ -67,6 +72,8 @@ def _check_meta(found: dict[str, Any] | None, embedder: str, dim: int, where: st
 
 class EdgeStore:
     """Qdrant Edge shard in `<vault>/.memvault/vectors/`: exact search, WAL, payload indexes."""
+
+    holds_bm25 = False  # the manifest's BM25 answers beside it
 
     def __init__(self, path: Path, embedder: str, dim: int, create: bool = True) -> None:
         """`create=False` (readers): a missing store is an error, never an empty store made on the spot,
@@ -132,7 +139,8 @@ class EdgeStore:
         except Exception as exc:
             raise StoreError(f"{self.path}: vector store {what} failed ({str(exc).splitlines()[0]})") from None
 
-    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None:
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]],
+               tokens: Sequence[list[str]] | None = None) -> None:  # fmt: skip
         points = [self._e.Point(i, v.tolist(), p) for i, v, p in zip(ids, vectors, payloads, strict=True)]
         for start in range(0, len(points), 512):
             self._write("upsert", self._e.UpdateOperation.upsert_points(points[start : start + 512]))
@@ -186,9 +194,15 @@ class EdgeStore:
 
 
 class ClientStore:
-    """A collection on a Qdrant server or cluster (or qdrant-client's local mode, which tests use)."""
+    """A collection on a Qdrant server or cluster (or qdrant-client's local mode, which tests use): each
+    point its dense vector and its BM25 vector (`indexer.sparse`, the idf Qdrant's), so the collection holds
+    both retrievers. `avgdl`, the unit length BM25 weighs by, is the collection's own, set by its first
+    write and kept, so every point is weighed alike."""
 
-    def __init__(self, client: Any, collection: str, embedder: str, dim: int, description: str) -> None:
+    holds_bm25 = True
+
+    def __init__(self, client: Any, collection: str, embedder: str, dim: int, description: str,
+                 writable: bool = True) -> None:  # fmt: skip
         from qdrant_client import models as m
 
         self._m = m
@@ -198,21 +212,41 @@ class ClientStore:
         # local mode is always exact and warns about search params; a server needs to be told
         self._params = m.SearchParams(exact=True) if description.startswith("qdrant:http") else None
         self.created = not client.collection_exists(collection)
+        self.avgdl: float | None = None
         if not self.created:
-            config = client.get_collection(collection).config
-            _check_meta(config.metadata or {"embedder": None, "dim": None}, embedder, dim, description)
-        else:
-            client.create_collection(
-                collection,
-                vectors_config=m.VectorParams(size=dim, distance=m.Distance.COSINE),
-                metadata={"embedder": embedder, "dim": dim},
-            )
-            for field in KEYWORD_FIELDS:
-                client.create_payload_index(collection, field, m.PayloadSchemaType.KEYWORD)
-            client.create_payload_index(collection, "date", m.PayloadSchemaType.DATETIME)
+            meta = client.get_collection(collection).config.metadata or {"embedder": None, "dim": None}
+            _check_meta(meta, embedder, dim, description)
+            if meta.get("layout") != LAYOUT:
+                if not writable:
+                    raise StoreMismatch(f"{description}: made by an older memvault, without BM25; `index` rebuilds it")
+                log.warning(f"{description}: made by an older memvault (dense vectors only): rebuilding it with BM25")
+                client.delete_collection(collection)
+                self.created = True
+            else:
+                self.avgdl = meta.get("avgdl")
+        if self.created:
+            self._create(embedder, dim)
+
+    def _create(self, embedder: str, dim: int) -> None:
+        m, client, collection = self._m, self.client, self.collection
+        client.create_collection(
+            collection,
+            vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
+            sparse_vectors_config={BM25: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+            metadata={"embedder": embedder, "dim": dim, "layout": LAYOUT},
+        )
+        for field in KEYWORD_FIELDS:
+            client.create_payload_index(collection, field, m.PayloadSchemaType.KEYWORD)
+        client.create_payload_index(collection, "date", m.PayloadSchemaType.DATETIME)
+
+    def set_avgdl(self, avgdl: float) -> None:
+        """The collection's unit length, recorded by its first write (`indexer.sparse`)."""
+        self.client.update_collection(self.collection, metadata={"avgdl": avgdl})
+        self.avgdl = avgdl
 
     @classmethod
-    def connect(cls, url: str, api_key: str | None, collection: str, embedder: str, dim: int) -> ClientStore:
+    def connect(cls, url: str, api_key: str | None, collection: str, embedder: str, dim: int,
+                writable: bool = True) -> ClientStore:  # fmt: skip
         import warnings
 
         from qdrant_client import QdrantClient
@@ -224,7 +258,7 @@ class ClientStore:
                     client = QdrantClient(url=url, api_key=api_key, timeout=30)
                 else:
                     client = QdrantClient(path=url.removeprefix("local:"))
-                return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}")
+                return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}", writable)
         except StoreError:
             raise
         except RuntimeError as exc:
@@ -236,17 +270,25 @@ class ClientStore:
                 f"{url}: cannot reach Qdrant ({str(exc).splitlines()[0] if str(exc) else exc!r})"
             ) from None
 
-    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]]) -> None:
+    def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]],
+               tokens: Sequence[list[str]] | None = None) -> None:  # fmt: skip
+        from memvault.indexer.sparse import unit_vector
+
         m = self._m
-        for start in range(0, len(ids), 256):
-            self.client.upsert(
-                self.collection,
-                points=m.Batch(
-                    ids=list(ids[start : start + 256]),
-                    vectors=[v.tolist() for v in vectors[start : start + 256]],
-                    payloads=list(payloads[start : start + 256]),
-                ),
-            )
+        if not ids:
+            return
+        if tokens is None:
+            raise StoreError(f"{self.description}: a point needs its BM25 tokens too")
+        if self.avgdl is None:  # the first write: its units' mean length weighs every later one
+            self.set_avgdl(round(sum(map(len, tokens)) / len(tokens), 3) if tokens and any(tokens) else 1.0)
+        avgdl = self.avgdl
+        sparse = [unit_vector(t, avgdl) for t in tokens]
+        points = [
+            m.PointStruct(id=i, vector={DENSE: v.tolist(), BM25: m.SparseVector(indices=s[0], values=s[1])}, payload=p)
+            for i, v, p, s in zip(ids, vectors, payloads, sparse, strict=True)
+        ]
+        for start in range(0, len(points), 256):
+            self.client.upsert(self.collection, points=points[start : start + 256])
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
@@ -256,10 +298,23 @@ class ClientStore:
         result = self.client.query_points(
             self.collection,
             query=vector.tolist(),
+            using=DENSE,
             query_filter=flt.to_client() if flt else None,
             limit=limit,
             with_payload=False,
             search_params=self._params,
+        )
+        return [(str(p.id), float(p.score)) for p in result.points]
+
+    def bm25(self, query: Sparse, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+        """The best `limit` points by BM25 (`indexer.sparse.query_vector`), best first."""
+        result = self.client.query_points(
+            self.collection,
+            query=self._m.SparseVector(indices=query[0], values=query[1]),
+            using=BM25,
+            query_filter=flt.to_client() if flt else None,
+            limit=limit,
+            with_payload=False,
         )
         return [(str(p.id), float(p.score)) for p in result.points]
 

@@ -1,0 +1,95 @@
+"""A server collection holds both retrievers (issue 31): each point its dense vector and its BM25 vector
+(`indexer.sparse`), kept in step with the notes by the one writer; tested through qdrant-client's local
+mode, the client API a Qdrant server speaks."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from memvault.indexer.config import IndexConfig
+from memvault.indexer.embedders import load_embedder
+from memvault.indexer.opening import open_index
+from memvault.indexer.reconcile import reconcile
+from memvault.indexer.sparse import query_vector
+from memvault.indexer.vectors import ClientStore, StoreMismatch
+from memvault.indexer.verify import disagreements
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\n## Preferences\n\n- Ada drinks green tea in the morning.\n\n"
+    "## Setup\n\n- The default vault lives in ./memory.\n",
+    "daily/2026-11-01.md": "# 2026-11-01\n\n## Notes\n\nThe kayak trip to the lake moved to Saturday.\n\n"
+    "Qdrant Edge opens in a fraction of a second.\n",
+    "projects/alpha.md": "# Alpha\n\nAlpha ships on Friday.\n\n## Risks\n\nThe build server is slow.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_embedder("hash-384")
+
+
+@pytest.fixture
+def vault(layout):
+    for rel, text in NOTES.items():
+        path = layout.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return layout
+
+
+def _open(layout, model, url, writable=True):
+    return open_index(layout, IndexConfig(qdrant_url=url), embedder=model, writable=writable)
+
+
+def _bm25(index, query, k=10):
+    """The collection's BM25 top `k` (chunk id, score)."""
+    return index.vector_store().bm25(query_vector(index.tokenizer(query)), k)
+
+
+def _text(index, cid):
+    return index.manifest.get_chunks([cid])[cid].text
+
+
+def test_the_collection_ranks_by_bm25_as_the_manifest_does(vault, model, tmp_path):
+    url = f"local:{tmp_path / 'qdrant'}"
+    with _open(vault, model, url) as index:
+        reconcile(index)
+        assert disagreements(index) == []
+        for query in ("kayak trip Saturday", "green tea", "build server slow", "Qdrant Edge"):
+            mine = index.bm25_top(index.tokenizer(query), 10)
+            theirs = _bm25(index, query)
+            assert theirs and {c for c, _ in theirs} == {c for c, _ in mine}, query  # the chunks holding a term
+            assert theirs[0][0] == mine[0][0], query
+        avgdl = index.vector_store().avgdl
+        assert avgdl and avgdl > 1
+    (vault.root / "daily" / "2026-11-01.md").write_text("# 2026-11-01\n\n## Notes\n\nThe canoe trip is on Sunday.\n")
+    (vault.root / "projects" / "alpha.md").unlink()
+    with _open(vault, model, url) as index:
+        reconcile(index)
+        assert disagreements(index) == []
+        assert "canoe" in _text(index, _bm25(index, "canoe Sunday")[0][0])
+        assert _bm25(index, "kayak") == [] and _bm25(index, "Alpha Friday") == []  # edited and deleted: gone there too
+        assert index.vector_store().avgdl == avgdl  # every point weighed by the collection's own length
+    with _open(vault, model, url, writable=False) as reader:  # a reader sees the same collection
+        assert "green tea" in _text(reader, _bm25(reader, "green tea")[0][0])
+
+
+def test_an_older_collection_is_rebuilt_by_its_writer_and_refused_to_a_reader(vault, model, tmp_path, caplog):
+    from qdrant_client import QdrantClient
+    from qdrant_client import models as m
+
+    path = tmp_path / "qdrant"
+    old = QdrantClient(path=str(path))  # the first layout: one unnamed dense vector, no BM25
+    old.create_collection("memvault", vectors_config=m.VectorParams(size=model.dim, distance=m.Distance.COSINE),
+                          metadata={"embedder": model.name, "dim": model.dim})  # fmt: skip
+    old.close()
+    url = f"local:{path}"
+    with pytest.raises(StoreMismatch, match="older memvault"):
+        ClientStore.connect(url, None, "memvault", model.name, model.dim, writable=False)
+    with caplog.at_level(logging.WARNING, logger="memvault"), _open(vault, model, url) as index:
+        reconcile(index)
+        assert "rebuilding it with BM25" in caplog.text
+        assert disagreements(index) == []
+        assert "kayak" in _text(index, _bm25(index, "kayak")[0][0])
