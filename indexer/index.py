@@ -355,8 +355,7 @@ class Index:
             self.manifest.set_meta("dirty", "0")
             return
         if level == "rebuild" and self.config.qdrant_url:
-            store = self.vector_store()
-            store.delete(sorted(store.ids()))
+            self.vector_store().clear()
         self._close_vectors()
         if not self.config.qdrant_url:
             vectors.remove_store_files(self.edge_path)

@@ -17,9 +17,10 @@ process). Two tokens on one index count as one token (their frequencies summed i
 frequencies merged in the idf): with V distinct tokens about V^2 / 2^33 pairs collide, none of the 90,339 of the
 four shared sets, about 116 among a million.
 
-`avgdl` is the collection's mean unit length in tokens. A unit written later is weighed with the value its
-writer had, so the weights drift as a vault grows; the embedded BM25 has none of that (it reads lengths at
-query time).
+`avgdl` is the mean unit length BM25 weighs by. A collection takes it from its first write and keeps it
+(`vectors.ClientStore`), so every unit is weighed alike; as a vault grows the true mean drifts from it, which
+moves the length normalisation's pivot a little, until `index --rebuild` sets it afresh. The embedded BM25
+has none of that: it reads the lengths at query time.
 """
 
 from __future__ import annotations

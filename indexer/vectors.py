@@ -58,6 +58,8 @@ class VectorStore(Protocol):
 
     def ids(self) -> set[str]: ...
 
+    def clear(self) -> None: ...
+
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
@@ -175,6 +177,9 @@ class EdgeStore:
             out.update(str(r.id) for r in records)
             if offset is None:
                 return out
+
+    def clear(self) -> None:
+        self.delete(sorted(self.ids()))
 
     def flush(self) -> None:
         if not self._unflushed:
@@ -328,6 +333,12 @@ class ClientStore:
             out.update(str(r.id) for r in records)
             if offset is None:
                 return out
+
+    def clear(self) -> None:
+        """Every point gone, and the unit length with them: the next write sets it afresh (`index --rebuild`)."""
+        self.delete(sorted(self.ids()))
+        self.client.update_collection(self.collection, metadata={"avgdl": None})
+        self.avgdl = None
 
     def flush(self) -> None:
         pass  # the server persists each acknowledged write

@@ -72,6 +72,11 @@ def test_the_collection_ranks_by_bm25_as_the_manifest_does(vault, model, tmp_pat
         assert "canoe" in _text(index, _bm25(index, "canoe Sunday")[0][0])
         assert _bm25(index, "kayak") == [] and _bm25(index, "Alpha Friday") == []  # edited and deleted: gone there too
         assert index.vector_store().avgdl == avgdl  # every point weighed by the collection's own length
+        index.reset("rebuild")  # `index --rebuild`: the points go, and the length with them
+        assert index.vector_store().avgdl is None and index.vector_store().ids() == set()
+        reconcile(index)
+        assert disagreements(index) == [] and index.vector_store().avgdl not in (None, avgdl)
+        assert "canoe" in _text(index, _bm25(index, "canoe Sunday")[0][0])
     with _open(vault, model, url, writable=False) as reader:  # a reader sees the same collection
         assert "green tea" in _text(reader, _bm25(reader, "green tea")[0][0])
 
