@@ -36,7 +36,10 @@ def import_jieba() -> Any:
     (94 of its 123 ms of import): without it, jieba opens them by path. Its HMM for words missing
     from the dictionary (`jieba.finalseg`, 8.5 of the 11.5 ms left, most of it unmarshalling the
     emission table) is loaded when first used: a run of single characters that is no word, as a
-    name (王芳); five of the start-up bench's six Chinese questions never reach it."""
+    name (王芳); five of the start-up bench's six Chinese questions never reach it. Its `import tempfile`
+    (with shutil and random, 5.9 ms), for its own cache file only, which the copy of its words stands in
+    for here, gets a stand-in that imports the real module when jieba first reads a name of it; no other
+    module sees the stand-in."""
     if "jieba" in sys.modules:
         return sys.modules["jieba"]
     _lazy("jieba.finalseg")
@@ -44,6 +47,9 @@ def import_jieba() -> Any:
     saved = sys.modules.get("pkg_resources")
     if not had:
         sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # makes `import pkg_resources` fail
+    stand_in = "tempfile" not in sys.modules
+    if stand_in:
+        sys.modules["tempfile"] = _OnFirstUse("tempfile")
     try:
         import jieba
     finally:
@@ -51,6 +57,8 @@ def import_jieba() -> Any:
             del sys.modules["pkg_resources"]
         elif saved is not None:
             sys.modules["pkg_resources"] = saved
+        if stand_in and isinstance(sys.modules.get("tempfile"), _OnFirstUse):
+            del sys.modules["tempfile"]  # the next `import tempfile` anywhere imports the real one
     jieba.setLogLevel(logging.WARNING)
     return jieba
 
@@ -69,6 +77,18 @@ def _lazy(name: str) -> None:
     if spec is None or spec.loader is None:
         return
     sys.modules[name] = _Deferred(name, spec)
+
+
+class _OnFirstUse(types.ModuleType):
+    """Stands in for a top-level module in one importer's namespace: the real module is imported (the usual
+    way, into `sys.modules`) when a name of it is first read."""
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        import importlib
+
+        return getattr(importlib.import_module(self.__name__), attr)
 
 
 class _Deferred(types.ModuleType):
