@@ -16,7 +16,6 @@ before; the copy is derived data and is rebuilt, never trusted over jieba.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import sys
@@ -26,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from memvault.vault.config import load_settings
+from memvault.vault.logger import log
 
 LOOKUPS_BEFORE_LOADING = 20_000  # about 60 ms of queries: then the 0.7 s load pays for itself
-_log = logging.getLogger("memvault")
 
 
 def import_jieba() -> Any:
@@ -59,6 +58,8 @@ def import_jieba() -> Any:
             sys.modules["pkg_resources"] = saved
         if stand_in and isinstance(sys.modules.get("tempfile"), _OnFirstUse):
             del sys.modules["tempfile"]  # the next `import tempfile` anywhere imports the real one
+    import logging  # (jieba has imported it)
+
     jieba.setLogLevel(logging.WARNING)
     return jieba
 
@@ -212,5 +213,5 @@ def load_tokenizer() -> Any:
         try:
             write_store(path, cutter.FREQ, cutter.total)
         except (OSError, sqlite3.Error) as exc:
-            _log.debug("jieba's words not copied to %s: %s", path, exc)
+            log.debug("jieba's words not copied to %s: %s", path, exc)
     return cutter

@@ -9,7 +9,6 @@ cannot be read is started afresh: it only ever saves work.
 from __future__ import annotations
 
 import contextlib
-import logging
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -20,8 +19,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 from memvault.indexer.postings import select_in
+from memvault.vault.logger import log
 
-log = logging.getLogger("memvault")
 CACHE_CAP = 200_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embed_cache (

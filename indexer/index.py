@@ -13,7 +13,6 @@ terms and the rows of its hits. `indexer.opening.open_index` opens one (the lock
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 from collections import Counter
@@ -34,10 +33,10 @@ from memvault.indexer.rows import ChunkRow, FileChunks, FileRow
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from memvault.vault.faults import crash_point
+from memvault.vault.logger import log
 from memvault.vault.model import Chunk
 from memvault.vault.paths import Layout
 
-log = logging.getLogger("memvault")
 Reset = Literal["repair", "drop", "rebuild"]
 EMBED_BATCH = 64  # chunks per round of the model: big enough to batch, small enough to interleave edits
 

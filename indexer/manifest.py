@@ -10,7 +10,6 @@ embedding cache has its own file, `indexer.embed_cache`, and survives that).
 from __future__ import annotations
 
 import contextlib
-import logging
 import sqlite3
 import time
 import zlib
@@ -25,9 +24,9 @@ from memvault.indexer.embed_cache import scrub as scrub_db
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.rows import ROW, ROW_BARE, ChunkRow, FileRow, chunk_row
 from memvault.indexer.vectors import StoreError
+from memvault.vault.logger import log
 from memvault.vault.model import Chunk, bm25_text
 
-log = logging.getLogger("memvault")
 SCHEMA_VERSION = "5"
 # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18), "3" kept a
 # row per posting

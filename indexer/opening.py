@@ -10,7 +10,6 @@ back to the files.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
@@ -26,9 +25,8 @@ from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import StoreLocked
 from memvault.vault.chunking import VERSION as CHUNKER_VERSION
 from memvault.vault.locks import try_lock
+from memvault.vault.logger import log
 from memvault.vault.paths import Layout, make_state_dir, state_problem
-
-log = logging.getLogger("memvault")
 
 
 def open_index(

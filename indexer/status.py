@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import logging
 import os
 import sqlite3
 from dataclasses import asdict
 from typing import Any
 
 from memvault.vault.days import figures, read_day
+from memvault.vault.logger import log
 from memvault.vault.paths import Layout, state_problem
 from memvault.vault.scan import scan_vault
-
-log = logging.getLogger("memvault")
 
 
 def _dir_bytes(path: os.PathLike[str] | str) -> int:

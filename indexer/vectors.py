@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
 
 from memvault.indexer.filters import FilterSpec
 from memvault.vault.errors import MemvaultError
-
-log = logging.getLogger("memvault")
+from memvault.vault.logger import log
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
 KEYWORD_FIELDS = ("path", "kind", "section", "tags", "script")

@@ -22,7 +22,6 @@ overview counters are not entries.
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import textwrap
 from collections.abc import Container, Iterable, Iterator
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import read_note, split_lines
+from memvault.vault.logger import log
 from memvault.vault.model import Note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, is_note_rel
@@ -45,7 +45,6 @@ TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
 _CUT_LONG = 100  # entries and snippet lines are cut at 240 characters: anything shorter was not cut
 _OVERVIEWS = set(OVERVIEW.values())
-log = logging.getLogger("memvault")
 
 
 @dataclass(frozen=True)

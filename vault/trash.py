@@ -9,7 +9,6 @@ restore them in any editor.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -20,12 +19,12 @@ from memvault.vault.effects import before_remove
 from memvault.vault.entries import Entry, iter_entries, normalise
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.fileio import atomic_write, read_note, split_lines
+from memvault.vault.logger import log
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import TRASH_DIR, Layout, vault_file
 from memvault.vault.regular import read_regular
 
 ENTRIES_DIR = "entries"
-log = logging.getLogger("memvault")
 
 
 def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
