@@ -96,6 +96,14 @@ def layout(tmp_path: Path) -> Layout:
     return Layout(root.resolve())
 
 
+def write_notes(layout: Layout, notes: Mapping[str, str]) -> None:
+    """Each note at its vault-relative path, with the folders it needs."""
+    for rel, text in notes.items():
+        path = layout.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 

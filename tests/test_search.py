@@ -11,7 +11,7 @@ import pytest
 from memvault import Vault
 from memvault.indexer.opening import open_index
 from memvault.search.hits import RESULT_SCHEMA, SearchResult
-from tests.conftest import search_json
+from tests.conftest import search_json, write_notes
 
 NOTES = {
     "MEMORY.md": "# 长期记忆\n\n## 架构决策\n\n- 向量存储默认使用嵌入式引擎，启动快、内存占用少。\n"
@@ -26,10 +26,7 @@ NOTES = {
 
 @pytest.fixture
 def indexed(layout, cli):
-    for rel, text in NOTES.items():
-        path = layout.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_notes(layout, NOTES)
     result = cli("index")
     assert result.returncode == 0, result.stderr
     return layout
@@ -219,9 +216,7 @@ def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cl
     english = {f"notes/en{i}.md": f"We moved the {s} service to {stores[i % len(stores)]} last month.\n"
                for i, s in enumerate(services)}  # fmt: skip
     chinese = "我们决定把计费服务迁移到 PostgreSQL 16，因为它支持行级安全。\n"
-    for rel, text in {**english, "notes/zh.md": chinese}.items():
-        (layout.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (layout.root / rel).write_text(text, encoding="utf-8")
+    write_notes(layout, {**english, "notes/zh.md": chinese})
     assert cli("index").returncode == 0
     query = "Which database did we pick for the billing service?"
     model = load_embedder()

@@ -15,6 +15,7 @@ from memvault.indexer.reconcile import reconcile
 from memvault.indexer.sparse import query_vector
 from memvault.indexer.vectors import ClientStore, StoreMismatch
 from memvault.indexer.verify import disagreements
+from tests.conftest import write_notes
 
 NOTES = {
     "MEMORY.md": "# Memory\n\n## Preferences\n\n- Ada drinks green tea in the morning.\n\n"
@@ -32,10 +33,7 @@ def model():
 
 @pytest.fixture
 def vault(layout):
-    for rel, text in NOTES.items():
-        path = layout.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_notes(layout, NOTES)
     return layout
 
 

@@ -13,18 +13,12 @@ from memvault.search.dates import read_dates
 from memvault.search.hits import RESULT_SCHEMA
 from memvault.search.options import SearchOptions, build_options, options_from
 from memvault.vault.errors import UsageError
+from tests.conftest import write_notes
 
 
 @pytest.fixture(autouse=True)
 def stand_in_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMVAULT_EMBEDDER", "hash-384")
-
-
-def _write(layout, notes: dict[str, str]) -> None:
-    for rel, text in notes.items():
-        path = layout.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def _search(cli, *args: str) -> dict:
@@ -36,7 +30,7 @@ def _search(cli, *args: str) -> dict:
 
 
 def _indexed(layout, cli, notes: dict[str, str]) -> None:
-    _write(layout, notes)
+    write_notes(layout, notes)
     result = cli("index")
     assert result.returncode == 0, result.stderr
 
