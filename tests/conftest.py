@@ -104,6 +104,16 @@ def write_notes(layout: Layout, notes: Mapping[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def open_files(pid: int) -> set[str]:
+    """What a process's open descriptors name (`socket:[inode]`, paths); one it closes while they are read
+    (a daemon's first pass opens and closes notes) is left out, never a FileNotFoundError."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(FileNotFoundError):
+            found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return found
+
+
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from memvault.daemon.files import pid_path, socket_path
 from memvault.vault.locks import lock_is_free
+from tests.conftest import open_files
 
 
 def _search(cli, query, *args):
@@ -63,7 +64,7 @@ def test_lifecycle_files_and_socket_mode(daemon, cli):
         assert key in status
     with open(f"/proc/{pid}/net/tcp") as fh:  # no TCP listener of ours (state 0A = LISTEN)
         listening = [line for line in fh.read().splitlines()[1:] if line.split()[3] == "0A"]
-    own_inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    own_inodes = open_files(pid)
     assert not any(f"socket:[{line.split()[9]}]" in own_inodes for line in listening)
     stopped = cli("daemon", "stop")
     assert stopped.returncode == 0 and f"pid {pid}" in stopped.stdout

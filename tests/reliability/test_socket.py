@@ -19,6 +19,7 @@ from memvault.daemon.client import connect
 from memvault.daemon.files import socket_path
 from memvault.daemon.transport import MAX_CLIENTS, MAX_REQUEST_BYTES, PARTIAL_LINE_S
 from memvault.vault.paths import Layout
+from tests.conftest import open_files
 from tests.reliability.conftest import ask, run_cli, running_daemon, tally, wait_for
 
 MALFORMED: list[bytes] = [
@@ -168,7 +169,7 @@ def test_socket_is_0600_and_nothing_listens_on_tcp(daemon):
     layout, pid = daemon
     mode = os.stat(socket_path(layout)).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
-    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    inodes = open_files(pid)
     for table in ("tcp", "tcp6", "udp", "udp6"):
         with open(f"/proc/{pid}/net/{table}") as fh:
             rows = [line.split() for line in fh.read().splitlines()[1:]]
