@@ -27,9 +27,9 @@ from memvault.indexer import deferred, vectors
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders.base import Embedder, EmbedderError
-from memvault.indexer.filters import FilterSpec
 from memvault.indexer.manifest import Manifest, cache_path
-from memvault.indexer.rows import ChunkRow, FileChunks, FileRow
+from memvault.indexer.reading import Reads
+from memvault.indexer.rows import ChunkRow, FileChunks
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from memvault.vault.faults import crash_point
@@ -41,8 +41,9 @@ Reset = Literal["repair", "drop", "rebuild"]
 EMBED_BATCH = 64  # chunks per round of the model: big enough to batch, small enough to interleave edits
 
 
-class Index:
-    """The stores of one vault while they are open; use as a context manager or call `close()`.
+class Index(Reads):
+    """The stores of one vault while they are open; use as a context manager or call `close()`. What a
+    search reads of it is `indexer.reading.Reads`; every change is here.
 
     A reader (`writable=False`, as search is) never changes anything."""
 
@@ -115,45 +116,6 @@ class Index:
             raise StoreError(f"{self.layout.state_dir}: the vector store is not open")
         return self.vectors
 
-    # reading --------------------------------------------------------------
-    def files(self) -> dict[str, FileRow]:
-        return self.manifest.files()
-
-    def chunk_ids(self, rel: str | None = None) -> list[str]:
-        return self.manifest.chunk_ids(rel)
-
-    def chunk_rows(self, ids: Sequence[str]) -> dict[str, ChunkRow]:
-        return self.manifest.get_chunks(ids)
-
-    def payloads(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The filter payloads of these chunks (those still indexed)."""
-        return {cid: row.payload for cid, row in self.manifest.get_chunks(ids, text=False).items()}
-
-    def bm25_top(self, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
-        """The best `k` by BM25 among chunks the filter admits (filtered before the cut), ties by id."""
-        allowed = None if flt is None else self.manifest.slots_matching(flt)
-        best = self.manifest.bm25.top(tokens, k, allowed)
-        ids = self.manifest.ids_of_slots([slot for slot, _ in best])
-        lost = [slot for slot, _ in best if slot not in ids]
-        if lost:  # only a damaged manifest: postings and chunk rows are written in one transaction
-            raise sqlite3.DatabaseError(f"BM25 postings name chunk slot {lost[0]}, which has no chunk row")
-        return sorted(((ids[slot], score) for slot, score in best), key=lambda item: (-item[1], item[0]))[:k]
-
-    def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
-        """The dense top `k`, less any point an edit left unstored (`indexer.deferred`): the index lock
-        keeps writers out while this reader is open, so the list is read once."""
-        if self._unstored is None:
-            self._unstored = set() if self.writable else deferred.unstored(self.manifest.db)
-        found = self.vector_store().search(vector, k + len(self._unstored), flt)
-        return [hit for hit in found if hit[0] not in self._unstored][:k] if self._unstored else found
-
-    def recalls(self) -> dict[str, tuple[float, int]]:
-        """When each entry (by `vault.entries.entry_key`) was last among a search's hits, and how often."""
-        return self.manifest.recalls()
-
-    def recalled(self, entries: Sequence[str], when: float) -> None:
-        self.manifest.record_recalls(entries, when)
-
     # changing -------------------------------------------------------------
     def check_alive(self) -> None:
         """A manifest deleted under a running daemon would take writes no one ever reads: say so."""
@@ -205,7 +167,7 @@ class Index:
         self.manifest.set_meta("dirty", "1")
         if ready:
             store.upsert([c.id for c, _ in ready], [have[c.content_hash] for c, _ in ready],
-                         [p for _, p in ready], self._tokens(store, [c.bm25_text for c, _ in ready]))  # fmt: skip
+                         *self._stored(store, [c for c, _ in ready], [p for _, p in ready]))  # fmt: skip
         crash_point("after-upsert")
         dropped = 0
         fresh = {c.id for c, _ in ready}
@@ -230,10 +192,15 @@ class Index:
         for f in batch:
             self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
 
-    def _tokens(self, store: VectorStore, texts: list[str]) -> list[list[str]] | None:
-        """The units' BM25 tokens, for a store that keeps BM25 too (a server collection)."""
+    def _stored(self, store: VectorStore, units: Sequence[Chunk | ChunkRow], payloads: Sequence[dict[str, Any]]
+                ) -> tuple[list[dict[str, Any]], list[list[str]] | None]:  # fmt: skip
+        """What the store keeps of each unit beside its vector: its filter payload; a server collection, which
+        readers with no local index answer from (`indexer.remote`), its text, heading and BM25 tokens too."""
         assert self.tokenizer is not None
-        return [self.tokenizer(t) for t in texts] if store.holds_bm25 else None
+        if not store.holds_bm25:
+            return list(payloads), None
+        texts = [{"text": u.text, "heading": list(u.heading), "context": u.context} for u in units]
+        return [{**p, **t} for p, t in zip(payloads, texts, strict=True)], [self.tokenizer(u.bm25_text) for u in units]
 
     def waiting(self, paths: Sequence[str] | None = None, limit: int | None = None) -> list[ChunkRow]:
         """Chunks still without a vector in the store (of these notes)."""
@@ -268,9 +235,9 @@ class Index:
         vectors = {**have, **fresh}
         if keep:
             self.manifest.set_meta("dirty", "1")
-            store, texts = self.vector_store(), [r.bm25_text for r in keep]
+            store = self.vector_store()
             store.upsert([r.id for r in keep], [vectors[r.content_hash] for r in keep],
-                         [live[r.id].payload for r in keep], self._tokens(store, texts))  # fmt: skip
+                         *self._stored(store, keep, [live[r.id].payload for r in keep]))  # fmt: skip
             crash_point("after-upsert")
             self.vector_store().flush()
             self.manifest.mark_embedded((r.id, r.content_hash) for r in keep)

@@ -22,7 +22,7 @@ from memvault.indexer.manifest import IndexUnavailable, Manifest
 from memvault.indexer.quickcheck import settled
 from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from memvault.indexer.tokenizer import Tokenizer
-from memvault.indexer.vectors import StoreLocked
+from memvault.indexer.vectors import ClientStore, StoreLocked
 from memvault.vault.chunking import VERSION as CHUNKER_VERSION
 from memvault.vault.locks import try_lock
 from memvault.vault.logger import log
@@ -158,7 +158,20 @@ def _settle_tokenizer(index: Index) -> Tokenizer:
     if chosen != recorded:
         manifest.retokenize(chosen)
         manifest.set_meta("tokenizer", chosen.version)
+    _tell_collection(index, chosen)
     return chosen
+
+
+def _tell_collection(index: Index, tokenizer: Tokenizer) -> None:
+    """A server collection's BM25 vectors are cut by its writer's tokenizer, and a reader with no local index
+    cuts its queries as the collection records (`indexer.remote`). Vectors cut another way are made again:
+    every chunk waits, and the embedding cache, not the model, gives its dense vector back."""
+    store = index.vectors
+    if not isinstance(store, ClientStore) or store.meta.get("tokenizer") == tokenizer.version:
+        return
+    if store.meta.get("tokenizer") is not None or not store.created:
+        index.manifest.mark_waiting(sorted(index.manifest.embedded_ids()))
+    store.record(tokenizer=tokenizer.version)
 
 
 def _take_lock(path: Path) -> int:

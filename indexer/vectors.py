@@ -204,8 +204,10 @@ class ClientStore:
 
     holds_bm25 = True
 
-    def __init__(self, client: Any, collection: str, embedder: str, dim: int, description: str,
+    def __init__(self, client: Any, collection: str, embedder: str | None, dim: int | None, description: str,
                  writable: bool = True) -> None:  # fmt: skip
+        """`embedder` None (a reader with no local index, `indexer.remote`): whatever model the collection
+        was built with, read from its metadata."""
         from qdrant_client import models as m
 
         self._m = m
@@ -215,20 +217,23 @@ class ClientStore:
         # local mode is always exact and warns about search params; a server needs to be told
         self._params = m.SearchParams(exact=True) if description.startswith("qdrant:http") else None
         self.created = not client.collection_exists(collection)
-        self.avgdl: float | None = None
+        self.meta: dict[str, Any] = {}  # embedder, dim, layout, avgdl and the writer's tokenizer (`record`)
+        if self.created and not writable:
+            raise StoreError(f"{description}: no such collection; a writer makes it (`memvault index --qdrant-url`)")
         if not self.created:
-            meta = client.get_collection(collection).config.metadata or {"embedder": None, "dim": None}
-            _check_meta(meta, embedder, dim, description)
-            if meta.get("layout") != LAYOUT:
+            self.meta = dict(client.get_collection(collection).config.metadata or {"embedder": None, "dim": None})
+            if embedder is not None:
+                _check_meta(self.meta, embedder, dim or 0, description)
+            if self.meta.get("layout") != LAYOUT:
                 if not writable:
                     raise StoreMismatch(f"{description}: made by an older memvault, without BM25; `index` rebuilds it")
                 log.warning(f"{description}: made by an older memvault (dense vectors only): rebuilding it with BM25")
                 client.delete_collection(collection)
                 self.created = True
-            else:
-                self.avgdl = meta.get("avgdl")
         if self.created:
+            assert embedder is not None and dim is not None
             self._create(embedder, dim)
+            self.meta = {"embedder": embedder, "dim": dim, "layout": LAYOUT}
 
     def _create(self, embedder: str, dim: int) -> None:
         m, client, collection = self._m, self.client, self.collection
@@ -242,13 +247,18 @@ class ClientStore:
             client.create_payload_index(collection, field, m.PayloadSchemaType.KEYWORD)
         client.create_payload_index(collection, "date", m.PayloadSchemaType.DATETIME)
 
-    def set_avgdl(self, avgdl: float) -> None:
-        """The collection's unit length, recorded by its first write (`indexer.sparse`)."""
-        self.client.update_collection(self.collection, metadata={"avgdl": avgdl})
-        self.avgdl = avgdl
+    @property
+    def avgdl(self) -> float | None:
+        """The unit length BM25 weighs by: the collection's own, set by its first write (`indexer.sparse`)."""
+        return self.meta.get("avgdl")
+
+    def record(self, **fields: Any) -> None:
+        """Fields of the collection's metadata (the others are kept), which every reader of it reads."""
+        self.client.update_collection(self.collection, metadata=fields)
+        self.meta.update(fields)
 
     @classmethod
-    def connect(cls, url: str, api_key: str | None, collection: str, embedder: str, dim: int,
+    def connect(cls, url: str, api_key: str | None, collection: str, embedder: str | None, dim: int | None,
                 writable: bool = True) -> ClientStore:  # fmt: skip
         import warnings
 
@@ -283,8 +293,9 @@ class ClientStore:
         if tokens is None:
             raise StoreError(f"{self.description}: a point needs its BM25 tokens too")
         if self.avgdl is None:  # the first write: its units' mean length weighs every later one
-            self.set_avgdl(round(sum(map(len, tokens)) / len(tokens), 3) if tokens and any(tokens) else 1.0)
+            self.record(avgdl=round(sum(map(len, tokens)) / len(tokens), 3) if tokens and any(tokens) else 1.0)
         avgdl = self.avgdl
+        assert avgdl is not None
         sparse = [unit_vector(t, avgdl) for t in tokens]
         points = [
             m.PointStruct(id=i, vector={DENSE: v.tolist(), BM25: m.SparseVector(indices=s[0], values=s[1])}, payload=p)
@@ -335,8 +346,7 @@ class ClientStore:
     def clear(self) -> None:
         """Every point gone, and the unit length with them: the next write sets it afresh (`index --rebuild`)."""
         self.delete(sorted(self.ids()))
-        self.client.update_collection(self.collection, metadata={"avgdl": None})
-        self.avgdl = None
+        self.record(avgdl=None)
 
     def flush(self) -> None:
         pass  # the server persists each acknowledged write

@@ -84,6 +84,8 @@ class LocalRuntime:
 
         if mode == "substring" or (not self._owed and time.monotonic() - self._walked < WALK_EVERY):
             return None
+        if self.config.qdrant_url and not (self.layout.state_dir / "manifest.sqlite").is_file():
+            return None  # the server's collection answers (`indexer.remote`): a search never becomes its writer
         try:
             changed = changed_notes(self.layout, WALK_MOST)
             waiting = 0 if mode == "bm25" else waiting_chunks(self.layout)  # an edit's vectors (`indexer.deferred`)

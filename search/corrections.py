@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from memvault.indexer.filters import FilterSpec
-from memvault.indexer.index import Index
+from memvault.indexer.reading import Reader
 from memvault.search.fusion import Fused
 from memvault.vault.correct import correction_notes, nearest_correction
 from memvault.vault.entries import entries_in, ids_of_unit
 from memvault.vault.paths import Layout
 
 
-def correction_of(index: Index, layout: Layout, cid: str, payload: dict[str, Any]) -> str | None:
+def correction_of(index: Reader, layout: Layout, cid: str, payload: dict[str, Any]) -> str | None:
     """The chunk holding the correction of the superseded chunk `cid`: in the notes it may be in, the
     one pointing at its entry (`vault.correct.nearest_correction`)."""
     try:
@@ -33,7 +33,7 @@ def correction_of(index: Index, layout: Layout, cid: str, payload: dict[str, Any
 
 
 def follow_corrections(
-    fused: list[Fused], index: Index, layout: Layout, flt: FilterSpec | None, payloads: dict[str, dict[str, Any]]
+    fused: list[Fused], index: Reader, layout: Layout, flt: FilterSpec | None, payloads: dict[str, dict[str, Any]]
 ) -> list[Fused]:
     """`fused` with each superseded chunk's correction placed right above it (unless it ranks above
     already, or a filter leaves it out); `payloads` (by chunk id) gains the corrections brought in."""

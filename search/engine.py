@@ -20,13 +20,14 @@ from memvault.indexer.embedders.base import EmbedderError
 from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
 from memvault.indexer.opening import open_index
+from memvault.indexer.reading import Reader
 from memvault.indexer.rows import ChunkRow
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
 from memvault.search.corrections import follow_corrections
 from memvault.search.dates import DateWords, read_dates
 from memvault.search.fallback import substring_search
-from memvault.search.fresh import Freshness
+from memvault.search.fresh import AsIndexed, Freshness
 from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
 from memvault.search.join import JOIN_POOL, Place, content_words, join_runs, joinable, run_text
@@ -48,7 +49,7 @@ QUERY_CACHE = 256
 class Searcher:
     """Answers queries over one vault, from its index when it can and from the files when not."""
 
-    def __init__(self, layout: Layout, index: Index | None, reason: str | None = None) -> None:
+    def __init__(self, layout: Layout, index: Reader | None, reason: str | None = None) -> None:
         self.layout = layout
         self.index = index
         self.reason = reason
@@ -69,10 +70,18 @@ class Searcher:
 
     @classmethod
     def open(cls, layout: Layout, config: IndexConfig | None = None) -> Searcher:
-        """Open the index read-only; any reason it cannot answer becomes the fallback's reason."""
+        """Open the index read-only; any reason it cannot answer becomes the fallback's reason. With a
+        Qdrant server configured and no local index, the server's collection answers (`indexer.remote`)."""
+        remote = config is not None and config.qdrant_url and not (layout.state_dir / "manifest.sqlite").exists()
         try:
+            if remote:
+                from memvault.indexer.remote import RemoteIndex
+
+                return cls(layout, RemoteIndex.open(config))
             return cls(layout, open_index(layout, config, writable=False))
         except (StoreError, EmbedderError) as exc:
+            if remote and not layout.root.is_dir():
+                raise  # no files here to answer instead: the reason is the answer
             return cls(layout, None, str(exc))
         except sqlite3.DatabaseError as exc:  # a garbled page met while loading BM25
             return cls(layout, None, f"{layout.state_dir / 'manifest.sqlite'}: unreadable manifest ({exc})")
@@ -129,7 +138,7 @@ class Searcher:
         if words is None:
             return None, None
         applied = DATES_AUTO if opts.dates == "auto" else opts.dates
-        if not self.index.manifest.any_dated(iso_day(words.start), iso_day(words.end)):
+        if not self.index.any_dated(iso_day(words.start), iso_day(words.end)):
             applied = "none"  # a range no note is dated in would filter everything out or boost nothing
         info = {"words": list(words.words), "from": words.start.isoformat(), "to": words.end.isoformat(),
                 "applied": applied}  # fmt: skip
@@ -140,10 +149,9 @@ class Searcher:
         far: its fusion weight is scaled by that share (SciFact, a quarter embedded: hybrid at equal
         weight fell below BM25 alone), and the answer says so."""
         assert self.index is not None
-        waiting = self.index.manifest.waiting_count()
+        waiting, total = self.index.waiting_share()
         if not waiting:
             return 1.0, None
-        total = len(self.index.manifest.bm25)
         done = total - waiting
         return done / total, f"vectors for {done} of {total} chunks so far: the dense ranking weighs {done / total:.0%}"
 
@@ -241,7 +249,7 @@ class Searcher:
             fused = [f._replace(score=1.0 / (RRF_K + r)) for r, f in enumerate(fused, start=1)]
         factors = []
         if opts.decay is not None:
-            half_life, reference = opts.decay, newest_daily(self.index.manifest.newest_date("daily"))
+            half_life, reference = opts.decay, newest_daily(self.index.newest_date("daily"))
             factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))
         if boost is not None:
             factors.append(lambda cid: boost_factor(payloads.get(cid), boost.start, boost.end))
@@ -269,7 +277,7 @@ class Searcher:
         own, dense = script_of(query), found.ranked["vector"]
         cut = opts.min_similarity
         cut = relevance_floor(self.index.embedder.name, own) if cut == "auto" else float(cut)
-        if self.index.manifest.has_script(own):  # else a vault all in the other script: its notes decide
+        if self.index.has_script(own):  # else a vault all in the other script: its notes decide
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
         relevant = any(s >= cut for _, s in dense)
         passed = above_floor(fused, found.ranked["vector"], depth, cut) if relevant else []
@@ -281,9 +289,9 @@ class Searcher:
         assert self.index is not None
         if opts.mmr is None:
             return fused
-        from memvault.search.mmr import chunk_vectors, mmr
+        from memvault.search.mmr import mmr
 
-        return mmr(fused, chunk_vectors(self.index, payloads, [f.chunk_id for f in fused]), opts.mmr)
+        return mmr(fused, self.index.chunk_vectors(payloads, [f.chunk_id for f in fused]), opts.mmr)
 
     def _corrections(self, fused: list[Fused], flt: FilterSpec | None, payloads: dict[str, Any]) -> list[Fused]:
         """The newer fact wins: each superseded entry's correction goes right above it, brought in if no
@@ -302,7 +310,7 @@ class Searcher:
         (search.fresh): a candidate whose text is no longer in its note, or that has no payload or row,
         is left out and the next one moves up."""
         assert self.index is not None
-        fresh = Freshness(self.layout, self.index.manifest)
+        fresh = Freshness(self.layout, self.index.manifest) if isinstance(self.index, Index) else AsIndexed(self.index)
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
         floor, words = relevance_floor(self.index.embedder.name, script_of(query)), content_words(terms)

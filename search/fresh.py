@@ -6,7 +6,8 @@ with the version the manifest recorded, by `stat` alone (size and mtime, the rec
 test). A note that is gone drops its hits; a note that changed is read and chunked again as the
 indexer would, and a hit stays only if a chunk of the same text is still there, with the lines
 where that text is now. What a hit shows is then always in the file, though the ranking may be a
-version behind until the index catches up.
+version behind until the index catches up. A reader with no vault files (a server collection's, with no
+local index) shows hits as indexed, and says so (`AsIndexed`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from memvault.indexer.manifest import Manifest
+from memvault.indexer.remote import RemoteIndex
 from memvault.indexer.rows import ChunkRow
 from memvault.vault.chunking import chunk_note
 from memvault.vault.errors import NoteReadError
@@ -83,3 +85,28 @@ class Freshness:
         n = len(self.changed)
         notes = "note has" if n == 1 else "notes have"
         return f"{n} {notes} changed since the last index: hits were checked against the files"
+
+
+@dataclass
+class AsIndexed:
+    """`Freshness` for a reader with no vault files (`indexer.remote.RemoteIndex`): hits are as the collection
+    holds them, and the answer says so. A joined hit's lines are its note's chunks as indexed, line by line."""
+
+    index: RemoteIndex
+    _lines: dict[str, list[str]] = field(default_factory=dict)
+
+    def check(self, rows: dict[str, ChunkRow]) -> dict[str, ChunkRow]:
+        return rows
+
+    def lines(self, rel: str) -> list[str] | None:
+        if rel not in self._lines:
+            out: list[str] = []
+            for row in sorted(self.index.chunk_rows(self.index.chunk_ids(rel)).values(), key=lambda r: r.start_line):
+                for n, line in enumerate(row.text.split("\n"), start=row.start_line - 1):
+                    out += [""] * (n + 1 - len(out))
+                    out[n] = out[n] or line
+            self._lines[rel] = out
+        return self._lines[rel]
+
+    def reason(self) -> str:
+        return f"no local index: {self.index.description} answered, hits as its writer last indexed them"

@@ -18,18 +18,18 @@ import numpy as np
 
 from memvault.indexer.embedders import script_bias
 from memvault.indexer.filters import FilterSpec
-from memvault.indexer.index import Index
+from memvault.indexer.reading import Reader
 from memvault.vault.cjk import SCRIPTS, script_of
 
 
 def dense_top(
-    index: Index, vector: np.ndarray, query: str, depth: int, flt: FilterSpec | None
+    index: Reader, vector: np.ndarray, query: str, depth: int, flt: FilterSpec | None
 ) -> list[tuple[str, float]]:
     """The dense top `depth` for a query, across scripts when the vault and the model call for it."""
     own = script_of(query)
     other = next(s for s in SCRIPTS if s != own)
     bias = script_bias(index.embedder.name, own)
-    if bias is None or not index.manifest.has_script(other):
+    if bias is None or not index.has_script(other):
         return index.vector_top(vector, depth, flt)
     base = flt or FilterSpec()
     mine = index.vector_top(vector, depth, dataclasses.replace(base, script=own))

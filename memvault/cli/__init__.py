@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.cli.common import reader_left
 from memvault.cli.index import unchanged_index
-from memvault.vault.errors import MemvaultError
+from memvault.vault.errors import MemvaultError, UsageError
 
 if TYPE_CHECKING:
     import logging
+
+    from memvault.indexer.config import IndexConfig
 
 INTERNAL_ERROR = 70
 
@@ -77,6 +79,24 @@ def _report() -> None:
 NO_VAULT_NEEDED = ("init", "hooks", "hook")
 
 
+def _server_reader(args: Any) -> IndexConfig | None:
+    """A search's `--qdrant-url` and `--collection` over the vault's settings; with a server given (here, in
+    $MEMVAULT_QDRANT_URL or the vault's memvault.toml), a search needs no vault: with no local index the
+    server's collection answers it (`indexer.remote`). None for every other command."""
+    given = {k: v for k in ("qdrant_url", "collection") if (v := getattr(args, k, None))}
+    if args.command != "search":
+        if given.keys() - ({"qdrant_url"} if args.command in ("index", "daemon") else set()):
+            raise UsageError(f"--{next(iter(given)).replace('_', '-')} is an option of search (index and daemon "
+                             "take --qdrant-url)")  # fmt: skip
+        return None
+    from memvault.indexer.config import IndexConfig
+    from memvault.vault.config import load_settings
+    from memvault.vault.paths import resolve_vault
+
+    root = resolve_vault(getattr(args, "vault", None)).root
+    return IndexConfig.from_settings(load_settings(root if root.is_dir() else None, **given))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -105,12 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "daemon" or args.action != "run":
         _report_to_stderr()
     try:
-        if args.command not in NO_VAULT_NEEDED:
+        config = _server_reader(args)
+        if args.command not in NO_VAULT_NEEDED and not (config and config.qdrant_url):
             from memvault.cli.common import vault_there
             from memvault.vault.paths import resolve_vault
 
             vault_there(resolve_vault(getattr(args, "vault", None)).root)
-        with Vault(getattr(args, "vault", None), progress=args.command == "index" and not args.json) as vault:
+        with Vault(getattr(args, "vault", None), config, progress=args.command == "index" and not args.json) as vault:
             return args.handler(args, vault)
     except MemvaultError as exc:
         if debug:

@@ -74,6 +74,16 @@ def parse_one(argv: list[str], command: str, add_arguments: Callable[[argparse.A
         return None
 
 
+def server_options(p: argparse.ArgumentParser) -> None:
+    """`--qdrant-url` and `--collection` of a search that reads a server's collection, before the command's
+    name or after it; unset they stay unset (the vault's settings, `vault.config`, decide)."""
+    p.add_argument("--qdrant-url", default=argparse.SUPPRESS, metavar="URL",
+                   help="search a Qdrant server's collection: no local index or vault needed ($MEMVAULT_QDRANT_URL; "
+                        "the API key from $QDRANT_API_KEY)")  # fmt: skip
+    p.add_argument("--collection", default=argparse.SUPPRESS, help="its collection (default memvault; "
+                   "$MEMVAULT_COLLECTION)")  # fmt: skip
+
+
 def read_text_arg(text: str | None) -> str:
     """The entry from the argument, or from stdin when it is omitted or `-`."""
     if text is None or text == "-":

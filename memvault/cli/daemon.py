@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.vault.config import load_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
-    settings = load_settings(vault.root, embedder=args.embedder, qdrant_url=args.qdrant_url,
+    settings = load_settings(vault.root, embedder=args.embedder, qdrant_url=getattr(args, "qdrant_url", None),
                              tokenizer=args.tokenizer, debounce=args.debounce, rescan=args.rescan)  # fmt: skip
     server.run(vault.layout, IndexConfig.from_settings(settings), settings.debounce, settings.rescan, args.idle_exit)
     return 0
@@ -70,7 +70,7 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
         extra += ["--idle-exit", str(args.idle_exit)] if args.idle_exit is not None else []
         extra += ["--embedder", args.embedder] if args.embedder else []
         extra += ["--tokenizer", args.tokenizer] if args.tokenizer else []
-        extra += ["--qdrant-url", args.qdrant_url] if args.qdrant_url else []
+        extra += ["--qdrant-url", args.qdrant_url] if getattr(args, "qdrant_url", None) else []
         print(f"daemon started (pid {vault.start_daemon(extra)}) for {vault.root}")
         return 0
     if args.action == "stop":
@@ -109,7 +109,8 @@ def add_commands(add: Add) -> None:
     )
     p.add_argument("--embedder", help="embedding model for the index it owns")
     p.add_argument("--tokenizer", help="BM25 tokenizer for the index it owns")
-    p.add_argument("--qdrant-url", help="a Qdrant server instead of the embedded store")
+    p.add_argument("--qdrant-url", default=argparse.SUPPRESS, metavar="URL",
+                   help="a Qdrant server instead of the embedded store")
     p.add_argument("--json", action="store_true")
 
     p = add("status", cmd_status, "files on disk against what is indexed")

@@ -30,7 +30,8 @@ def add_index_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer", help="BM25 tokenizer: search|lcut, +stop, +stem (e.g. lcut+stop+stem; changing it re-tokenises)"
     )
-    p.add_argument("--qdrant-url", help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+    p.add_argument("--qdrant-url", default=argparse.SUPPRESS, metavar="URL",
+                   help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
 
 
 def print_indexed(stats: dict[str, Any], as_json: bool) -> None:
@@ -61,7 +62,7 @@ def unchanged_index(argv: list[str]) -> int | None:
         layout = resolve_vault(getattr(args, "vault", None))
     except (OSError, RuntimeError):
         return None  # the full pass says what is wrong
-    stats = unchanged(layout, args.embedder, args.tokenizer, args.qdrant_url)
+    stats = unchanged(layout, args.embedder, args.tokenizer, getattr(args, "qdrant_url", None))
     if stats is None:
         return None
     try:
@@ -78,7 +79,7 @@ def add_commands(add: Add) -> None:
 def cmd_index(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.verbs.index import Reindex
 
-    reply = vault.run(Reindex(args.rebuild, None, args.embedder, args.tokenizer, args.qdrant_url))
+    reply = vault.run(Reindex(args.rebuild, None, args.embedder, args.tokenizer, getattr(args, "qdrant_url", None)))
     for problem in reply.problems:
         print(f"memvault: warning: {problem}", file=sys.stderr)
     print_indexed(reply.stats, args.json)

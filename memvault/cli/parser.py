@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from memvault.cli.common import Formatter, Handler, common_options
+from memvault.cli.common import Formatter, Handler, common_options, server_options
 
 # the module under memvault.cli whose `add_commands` adds each hand-made command, in the order
 # `--help` lists them; the other commands are the verbs `memvault.verbs.VERBS` serves to the CLI
@@ -81,6 +81,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common = common_options()
     parser = Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
     parser.add_argument("--version", action=_Version)
+    server_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memvault.cli.common import Add
+from memvault.cli.common import Add, server_options
 from memvault.vault.errors import UsageError
 from memvault.vault.places import READ_SCOPES
 
@@ -85,6 +85,7 @@ def add_search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object: query, source, reason, hits")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one query object per line ('-' for stdin)")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    server_options(p)
 
 
 def add_commands(add: Add) -> None:
