@@ -1,4 +1,4 @@
-"""`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time]`,
+"""`python -m bench quality [--sets a,b] [--quick [N|set=N,...]] [--search-options JSON|time] [--server]`,
 `python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
 `python -m bench recall [--quick [N]] [...]`, `python -m bench fusion [...]`,
 `python -m bench throughput [--quick] [...]`, `python -m bench tokens [--sets cmrc,xquad]`,
@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--search-options", type=_runs, metavar="JSON|NAME",
                    help='runs instead of modes: {"label": {search options}, ...} or a preset (time)')  # fmt: skip
     q.add_argument("--keep", type=Path, metavar="DIR", help="index into DIR/<set>/<n> and keep it for the next run")
+    q.add_argument("--server", action="store_true",
+                   help="each run through a server collection too (local mode), asked with no local index")
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench import quality as module
 
         report = module.main(
-            args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options, args.keep
+            args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options, args.keep, args.server
         )
     else:  # speed, matrix, recall and throughput parse their own flags
         module = importlib.import_module(f"bench.{args.what}")

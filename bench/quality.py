@@ -1,5 +1,11 @@
 """`python -m bench quality`: nDCG@10, Recall@10/100 and MRR@10 per set and mode, in one run,
-through the real CLI: `memvault index`, then `memvault search --batch --json` on a fresh temp vault."""
+through the real CLI: `memvault index`, then `memvault search --batch --json` on a fresh temp vault.
+
+With `--server`, each vault is also indexed into a server collection (qdrant-client's local mode, the
+client API a Qdrant server speaks) and its queries asked from a folder with no vault and no local index
+(`memvault --qdrant-url URL search`), each run labelled "<label> server" beside the embedded default's.
+That vault's embedding cache is seeded from the embedded one's (one model, one text: one vector), so the
+model runs once."""
 
 from __future__ import annotations
 
@@ -32,8 +38,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([MEMVAULT, *args], capture_output=True, text=True)
+def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([MEMVAULT, *args], capture_output=True, text=True, cwd=cwd)
     if result.returncode not in (0, 1):
         raise RuntimeError(f"memvault {' '.join(args[:3])} failed: {result.stderr.strip()[-500:]}")
     return result
@@ -53,8 +59,9 @@ def index(vault: Path, *flags: str) -> tuple[dict[str, Any], float]:
     return summary, time.perf_counter() - started
 
 
-def ask(unit: Unit, vault: Path, runs: dict[str, dict[str, Any]], tmp: Path) -> tuple[dict[str, list], float]:
-    """One `search --batch` for every (label, options) in runs x every query; judged rows per label."""
+def ask(unit: Unit, vault: Path | str, runs: dict[str, dict[str, Any]], tmp: Path) -> tuple[dict[str, list], float]:
+    """One `search --batch` for every (label, options) in runs x every query; judged rows per label. `vault`
+    a URL: the server collection's, asked from a folder with no vault."""
     batch = tmp / "queries.jsonl"
     with open(batch, "w", encoding="utf-8") as fh:
         for qid, text, _ in unit.queries:  # query-major: repeated queries hit the engine's query-vector cache
@@ -62,7 +69,11 @@ def ask(unit: Unit, vault: Path, runs: dict[str, dict[str, Any]], tmp: Path) -> 
                 line = {"id": f"{label}|{qid}", "query": text, "limit": 100, "per_doc": unit.per_doc, **options}
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     started = time.perf_counter()
-    out = _run(["--vault", str(vault), "search", "--batch", str(batch), "--json"])
+    if isinstance(vault, str):
+        (nowhere := tmp / "no-vault").mkdir(exist_ok=True)
+        out = _run(["--qdrant-url", vault, "search", "--batch", str(batch), "--json"], nowhere)
+    else:
+        out = _run(["--vault", str(vault), "search", "--batch", str(batch), "--json"])
     search_s = time.perf_counter() - started
     category = {qid: cat for qid, _, cat in unit.queries}
     rows: dict[str, list[tuple[int | None, dict[str, float]]]] = defaultdict(list)
@@ -75,15 +86,30 @@ def ask(unit: Unit, vault: Path, runs: dict[str, dict[str, Any]], tmp: Path) -> 
     return rows, search_s
 
 
-def run_unit(unit: Unit, runs: dict[str, dict[str, Any]], tmp: Path, kept: Path | None = None) -> dict[str, Any]:
+def run_unit(unit: Unit, runs: dict[str, dict[str, Any]], tmp: Path, kept: Path | None = None,
+             server: bool = False) -> dict[str, Any]:  # fmt: skip
     """Index the unit's vault once and ask every run's queries of that one index; `kept`: a vault
-    folder kept from an earlier run (`--keep`), copied into only when it has no index yet."""
+    folder kept from an earlier run (`--keep`), copied into only when it has no index yet. `server`:
+    the same through a server collection too (the module's docstring)."""
     vault = kept or tmp / "vault"
     if kept is None or not (kept / ".memvault").exists():
         copy_vault(unit, vault)
     summary, index_s = index(vault)
     rows, search_s = ask(unit, vault, runs, tmp)
-    return {"rows": rows, "index": summary, "index_s": index_s, "search_s": search_s, "queries": len(unit.queries)}
+    out = {"rows": rows, "index": summary, "index_s": index_s, "search_s": search_s, "queries": len(unit.queries)}
+    if server:
+        served = vault.with_name(vault.name + "-server")
+        store = served.with_name(served.name + ".qdrant")
+        if kept is None or not (served / ".memvault").exists():
+            shutil.rmtree(store, ignore_errors=True)
+            copy_vault(unit, served)
+            (served / ".memvault").mkdir(mode=0o700)
+            shutil.copyfile(vault / ".memvault" / "embeddings.sqlite", served / ".memvault" / "embeddings.sqlite")
+        url = f"local:{store}"
+        out["server_index"], out["server_index_s"] = index(served, "--qdrant-url", url)
+        server_rows, out["server_search_s"] = ask(unit, url, runs, tmp)
+        rows.update({f"{label} server": r for label, r in server_rows.items()})
+    return out
 
 
 def summarise(name: str, labels: list[str], per_label: dict[str, list]) -> dict[str, Any]:
@@ -109,6 +135,7 @@ def main(
     modes: tuple[str, ...],
     runs: dict[str, dict[str, Any]] | None = None,
     keep: Path | None = None,
+    server: bool = False,
 ) -> dict[str, Any]:
     """Every set x every run (a mode each, unless `runs` names search options per label); `quick` is
     one sample size for all sets or one per set (a set not named is read in full). `keep`: index into
@@ -116,21 +143,24 @@ def main(
     if keep and quick:
         raise ValueError("--keep holds full sets' indexes: leave out --quick")
     runs = runs or {mode: {"mode": mode} for mode in modes}
-    report: dict[str, Any] = {"quick": quick, "modes": modes, "runs": runs, "sets": {}}
+    report: dict[str, Any] = {"quick": quick, "modes": modes, "runs": runs, "server": server, "sets": {}}
+    labels = [*runs, *(f"{label} server" for label in runs if server)]
     with tempfile.TemporaryDirectory(prefix="memvault-quality-") as tmp:
         for name in sets:
             per_mode: dict[str, list[tuple[int | None, dict[str, float]]]] = defaultdict(list)
             timing = {"index_s": 0.0, "search_s": 0.0, "chunks_embedded": 0, "queries": 0}
             units = SETS[name](quick.get(name, 0) if isinstance(quick, dict) else quick)
             for n, unit in enumerate(units):
-                result = run_unit(unit, runs, Path(tmp), keep / name / str(n) if keep else None)
+                result = run_unit(unit, runs, Path(tmp), keep / name / str(n) if keep else None, server)
                 for mode, rows in result["rows"].items():
                     per_mode[mode].extend(rows)
                 timing["index_s"] += result["index_s"]
                 timing["search_s"] += result["search_s"]
                 timing["chunks_embedded"] += result["index"]["chunks_embedded"]
                 timing["queries"] += result["queries"]
-            summary = summarise(name, list(runs), per_mode)
+                for key in ("server_index_s", "server_search_s"):
+                    timing[key] = timing.get(key, 0.0) + result.get(key, 0.0)
+            summary = summarise(name, labels, per_mode)
             report["sets"][name] = {"metrics": summary, "timing": timing}
             print(f"# {name} done: {timing}", file=sys.stderr)
             print(table({"sets": {name: report["sets"][name]}}), file=sys.stderr)  # partial results survive a stop
