@@ -89,7 +89,7 @@ class Index(Reads):
             try:
                 if cfg.qdrant_url:
                     self.vectors = ClientStore.connect(cfg.qdrant_url, cfg.qdrant_api_key, cfg.collection, name, dim,
-                                                       self.writable)  # fmt: skip
+                                                       self.writable, str(self.layout.root))  # fmt: skip
                 else:
                     self.vectors = EdgeStore(self.edge_path, name, dim, create=self.writable)
                 return

@@ -98,6 +98,11 @@ def settle_writer(index: Index, recorded: str | None, defer: bool = False) -> No
         index.reset("drop")
     index.open_vectors()
     assert index.vectors is not None
+    taken = getattr(index.vectors, "taken_from", None)
+    if taken is not None:
+        log.warning(f"{index.vectors.description}: last written by {taken or 'a memvault before writer leases'}: "
+                    "bringing it in step with this vault")  # fmt: skip
+        manifest.set_meta("dirty", "1")
     for key, value in (
         ("embedder", index.embedder.name),
         ("dim", str(index.embedder.dim)),

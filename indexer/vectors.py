@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 from memvault.indexer.filters import FilterSpec
-from memvault.vault.errors import MemvaultError
+from memvault.indexer.lease import MARKER, WriterLease
+from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch
 from memvault.vault.logger import log
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
@@ -27,20 +28,6 @@ _EDGE_META = "memvault-collection.json"
 # a server collection's layout: 2 holds a named dense vector and BM25 as a sparse one (`indexer.sparse`)
 LAYOUT, DENSE, BM25 = 2, "dense", "bm25"
 Sparse = tuple[list[int], list[float]]  # a sparse vector: indices ascending, values
-
-
-class StoreError(MemvaultError):
-    """The vector store is locked, corrupt or unreachable."""
-
-    exit_code = 7
-
-
-class StoreLocked(StoreError):
-    """Another process holds the store open."""
-
-
-class StoreMismatch(StoreError):
-    """The store was built with another embedder (or dimension)."""
 
 
 class VectorStore(Protocol):
@@ -205,9 +192,10 @@ class ClientStore:
     holds_bm25 = True
 
     def __init__(self, client: Any, collection: str, embedder: str | None, dim: int | None, description: str,
-                 writable: bool = True) -> None:  # fmt: skip
+                 writable: bool = True, vault: str | None = None) -> None:  # fmt: skip
         """`embedder` None (a reader with no local index, `indexer.remote`): whatever model the collection
-        was built with, read from its metadata."""
+        was built with, read from its metadata. `vault`: the folder of the vault this writer keeps it in
+        step with, which takes the collection's writer lease (`indexer.lease`)."""
         from qdrant_client import models as m
 
         self._m = m
@@ -234,6 +222,11 @@ class ClientStore:
             assert embedder is not None and dim is not None
             self._create(embedder, dim)
             self.meta = {"embedder": embedder, "dim": dim, "layout": LAYOUT}
+        self.lease = WriterLease(client, collection, description, vault) if writable and vault else None
+        # another writer's, or a collection from before leases: the caller brings it in step with its vault
+        self.taken_from = self.lease.take() if self.lease is not None else None
+        if self.created:
+            self.taken_from = None
 
     def _create(self, embedder: str, dim: int) -> None:
         m, client, collection = self._m, self.client, self.collection
@@ -257,9 +250,13 @@ class ClientStore:
         self.client.update_collection(self.collection, metadata=fields)
         self.meta.update(fields)
 
+    def _writing(self) -> None:
+        if self.lease is not None:
+            self.lease.keep()
+
     @classmethod
     def connect(cls, url: str, api_key: str | None, collection: str, embedder: str | None, dim: int | None,
-                writable: bool = True) -> ClientStore:  # fmt: skip
+                writable: bool = True, vault: str | None = None) -> ClientStore:  # fmt: skip
         import warnings
 
         from qdrant_client import QdrantClient
@@ -271,7 +268,7 @@ class ClientStore:
                     client = QdrantClient(url=url, api_key=api_key, timeout=30)
                 else:
                     client = QdrantClient(path=url.removeprefix("local:"))
-                return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}", writable)
+                return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}", writable, vault)
         except StoreError:
             raise
         except RuntimeError as exc:
@@ -290,6 +287,7 @@ class ClientStore:
         m = self._m
         if not ids:
             return
+        self._writing()
         if tokens is None:
             raise StoreError(f"{self.description}: a point needs its BM25 tokens too")
         if self.avgdl is None:  # the first write: its units' mean length weighs every later one
@@ -306,6 +304,7 @@ class ClientStore:
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self._writing()
             self.client.delete(self.collection, points_selector=self._m.PointIdsList(points=list(ids)))
 
     def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
@@ -341,7 +340,7 @@ class ClientStore:
             )
             out.update(str(r.id) for r in records)
             if offset is None:
-                return out
+                return out - {MARKER}
 
     def clear(self) -> None:
         """Every point gone, and the unit length with them: the next write sets it afresh (`index --rebuild`)."""
@@ -349,10 +348,15 @@ class ClientStore:
         self.record(avgdl=None)
 
     def flush(self) -> None:
-        pass  # the server persists each acknowledged write
+        self._writing()  # the end of a pass: a daemon renews its lease at each rescan, writing or not
+        # (the server persists each acknowledged write)
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            if self.lease is not None:
+                self.lease.release()
+        finally:
+            self.client.close()
 
 
 def remove_store_files(path: Path) -> None:
