@@ -21,6 +21,7 @@ from memvault.indexer.config import IndexConfig
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.rows import ChunkRow
 from memvault.indexer.sparse import query_vector
+from memvault.indexer.store_errors import from_server
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import DENSE, ClientStore, StoreMismatch
 
@@ -80,6 +81,7 @@ class RemoteIndex:
         return self.store.search(vector, k, flt)
 
     # rows --------------------------------------------------------------------
+    @from_server
     def _points(self, ids: Sequence[str], payload: Any = True, vectors: Any = False) -> list[Any]:
         if not ids:
             return []
@@ -94,6 +96,7 @@ class RemoteIndex:
         leave = self._m.PayloadSelectorExclude(exclude=list(HIT_FIELDS))
         return {str(p.id): dict(p.payload) for p in self._points(ids, leave) if p.payload and "path" in p.payload}
 
+    @from_server
     def chunk_ids(self, rel: str | None = None) -> list[str]:
         """The note's chunks in line order (a correction's note, `search.corrections`; a joined hit's lines)."""
         m = self._m
@@ -119,6 +122,7 @@ class RemoteIndex:
         return out
 
     # facts of the whole collection ------------------------------------------------
+    @from_server
     def _count(self, *conditions: Any) -> int:
         flt = self._m.Filter(must=list(conditions))
         return self.store.client.count(self.store.collection, count_filter=flt, exact=False).count
@@ -131,6 +135,7 @@ class RemoteIndex:
         m = self._m
         return self._count(m.FieldCondition(key="script", match=m.MatchValue(value=script))) > 0
 
+    @from_server
     def newest_date(self, kind: str) -> str | None:
         m = self._m
         points, _ = self.store.client.scroll(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.lease import MARKER, WriterLease
-from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch
+from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch, from_server
 from memvault.vault.logger import log
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
@@ -245,6 +245,7 @@ class ClientStore:
         """The unit length BM25 weighs by: the collection's own, set by its first write (`indexer.sparse`)."""
         return self.meta.get("avgdl")
 
+    @from_server
     def record(self, **fields: Any) -> None:
         """Fields of the collection's metadata (the others are kept), which every reader of it reads."""
         self.client.update_collection(self.collection, metadata=fields)
@@ -265,7 +266,7 @@ class ClientStore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # local mode warns that payload indexes do nothing there
                 if url.startswith(("http://", "https://")):
-                    client = QdrantClient(url=url, api_key=api_key, timeout=30)
+                    client = QdrantClient(url=url, api_key=api_key, timeout=30, check_compatibility=False)
                 else:
                     client = QdrantClient(path=url.removeprefix("local:"))
                 return cls(client, collection, embedder, dim, f"qdrant:{url}/{collection}", writable, vault)
@@ -280,6 +281,7 @@ class ClientStore:
                 f"{url}: cannot reach Qdrant ({str(exc).splitlines()[0] if str(exc) else exc!r})"
             ) from None
 
+    @from_server
     def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]],
                tokens: Sequence[list[str]] | None = None) -> None:  # fmt: skip
         from memvault.indexer.sparse import unit_vector
@@ -302,11 +304,13 @@ class ClientStore:
         for start in range(0, len(points), 256):
             self.client.upsert(self.collection, points=points[start : start + 256])
 
+    @from_server
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             self._writing()
             self.client.delete(self.collection, points_selector=self._m.PointIdsList(points=list(ids)))
 
+    @from_server
     def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         result = self.client.query_points(
             self.collection,
@@ -319,6 +323,7 @@ class ClientStore:
         )
         return [(str(p.id), float(p.score)) for p in result.points]
 
+    @from_server
     def bm25(self, query: Sparse, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         """The best `limit` points by BM25 (`indexer.sparse.query_vector`), best first."""
         result = self.client.query_points(
@@ -331,6 +336,7 @@ class ClientStore:
         )
         return [(str(p.id), float(p.score)) for p in result.points]
 
+    @from_server
     def ids(self) -> set[str]:
         out: set[str] = set()
         offset = None

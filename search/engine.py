@@ -108,14 +108,11 @@ class Searcher:
             raise UsageError("--min-similarity is a floor on dense (cosine) scores: use --mode hybrid or vector")
         if self.index is None:
             return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
-        if opts.mode != "bm25":
-            try:
-                self.index.vector_store()  # a reader's is opened on first use: its faults are the index's
-            except StoreError as exc:
-                return self._substring(query, opts, f"index unavailable: {exc}", terms)
         try:
             return self._indexed(query, self.index.tokenizer(query), opts, terms)
         except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
+            if not self.layout.root.is_dir():
+                raise  # a reader with only a server's URL: no files to answer instead, the reason is the answer
             return self._substring(query, opts, f"index failed: {exc}", terms)
 
     def _vector_helps(self, query: str) -> bool:
@@ -184,8 +181,9 @@ class Searcher:
     ) -> _Retrieved:
         """Each retriever's own ranked list, `depth` long: BM25 on the query's tokens, the dense one on
         its vector. The answer says why a retriever the mode asks for did not take part: a model that
-        does not cover the query's script, or an embedder that failed; hybrid then answers with BM25
-        alone, while `--mode vector` has nothing left and falls back to the files."""
+        does not cover the query's script, an embedder that failed, or a vector store out of reach (a
+        Qdrant server down, a store locked or broken: the vault's manifest still holds BM25); hybrid then
+        answers with BM25 alone, while `--mode vector` has nothing left and falls back to the files."""
         assert self.index is not None
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason, share = None, 1.0
@@ -196,12 +194,8 @@ class Searcher:
             reason = f"{self.index.embedder.name} does not cover CJK text: BM25 only for this query"
         if vector_wanted:
             try:
+                self.index.vector_store()  # opened on first use, before the model is: its faults come first
                 vector = self._embed_query(query)
-            except EmbedderError as exc:
-                if opts.mode == "vector":
-                    return _Retrieved(ranked, reason, share, fallback=f"embedder unavailable: {exc}")
-                reason = f"embedder unavailable, BM25 only: {exc}"
-            else:
                 from memvault.search.scripts import dense_top
 
                 ranked["vector"] = (  # across scripts in the fusion; `--mode vector` is the model's own ranking
@@ -209,6 +203,12 @@ class Searcher:
                     if opts.mode == "hybrid"
                     else self.index.vector_top(vector, depth, flt)
                 )
+            except (EmbedderError, StoreError) as exc:
+                what = "embedder" if isinstance(exc, EmbedderError) else "vector store"
+                if opts.mode == "vector":
+                    return _Retrieved(ranked, reason, share, fallback=f"{what} unavailable: {exc}")
+                reason = f"{what} unavailable, BM25 only: {exc}"
+            else:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
         return _Retrieved(ranked, reason, share)

@@ -141,3 +141,17 @@ def test_the_cli_searches_a_server_from_a_folder_with_no_vault(layout, tmp_path,
     done = run_process(["--qdrant-url", url, "note", "hello"], env, elsewhere, None, 60)
     assert done.returncode == 2 and "--qdrant-url is an option of search" in done.stderr
     assert sorted(p.name for p in elsewhere.iterdir()) == []  # no vault and no index made where it ran
+
+
+def test_a_reader_with_only_a_url_says_in_one_line_when_the_server_goes_away(served, model, tmp_path, monkeypatch):
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    def unreachable(*args, **kwargs):  # the fault a server gone away raises; local mode has no connection
+        raise ResponseHandlingException(ConnectionRefusedError(111, "Connection refused"))
+
+    _, config = served
+    with Searcher(Layout(tmp_path / "no-vault-here"), RemoteIndex.open(config, embedder=model)) as remote:
+        assert remote.search("green tea").hits
+        monkeypatch.setattr(remote.index.store.client, "query_points", unreachable)
+        with pytest.raises(StoreError, match=r"qdrant:local:.*: cannot reach Qdrant \(.*Connection refused"):
+            remote.search("green tea")

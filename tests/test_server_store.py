@@ -5,6 +5,7 @@ mode, the client API a Qdrant server speaks."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 import pytest
 
@@ -15,6 +16,8 @@ from memvault.indexer.reconcile import reconcile
 from memvault.indexer.sparse import query_vector
 from memvault.indexer.vectors import ClientStore, StoreMismatch
 from memvault.indexer.verify import disagreements
+from memvault.search.engine import Searcher
+from memvault.search.options import build_options
 from tests.conftest import write_notes
 
 NOTES = {
@@ -96,3 +99,40 @@ def test_an_older_collection_is_rebuilt_by_its_writer_and_refused_to_a_reader(va
         assert "rebuilding it with BM25" in caplog.text
         assert disagreements(index) == []
         assert "kayak" in _text(index, _bm25(index, "kayak")[0][0])
+
+
+def _unreachable(*args, **kwargs):
+    """The fault a Qdrant server gone away raises in qdrant-client (local mode has no connection to lose)."""
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    raise ResponseHandlingException(ConnectionRefusedError(111, "Connection refused"))
+
+
+def test_with_the_server_out_of_reach_the_vaults_own_bm25_and_files_still_answer(vault, model, tmp_path):
+    with _open(vault, model, f"local:{tmp_path / 'qdrant'}") as index:
+        reconcile(index)
+    db = sqlite3.connect(vault.state_dir / "manifest.sqlite")  # the fault: the server this vault wrote to is gone
+    with db:
+        db.execute("UPDATE meta SET value = 'http://127.0.0.1:9' WHERE key = 'qdrant_url'")
+    db.close()
+    with Searcher.open(vault, IndexConfig()) as searcher:
+        hybrid = searcher.search("kayak trip", build_options(mode="hybrid"))
+        vector = searcher.search("kayak trip", build_options(mode="vector"))
+    assert hybrid.source == "bm25" and "vector store unavailable, BM25 only" in hybrid.reason
+    assert "cannot reach Qdrant" in hybrid.reason and "kayak" in hybrid.hits[0].text
+    assert vector.source == "substring" and "cannot reach Qdrant" in vector.reason and "kayak" in vector.hits[0].text
+
+
+def test_a_server_that_goes_away_under_an_open_search_leaves_bm25_and_the_files(vault, model, tmp_path, monkeypatch):
+    config = IndexConfig(qdrant_url=f"local:{tmp_path / 'qdrant'}")
+    with _open(vault, model, config.qdrant_url) as index:
+        reconcile(index)
+    with Searcher(vault, open_index(vault, config, embedder=model, writable=False)) as searcher:
+        assert searcher.search("kayak trip", build_options(mode="hybrid")).source == "hybrid"
+        monkeypatch.setattr(searcher.index.vector_store().client, "query_points", _unreachable)
+        hybrid = searcher.search("kayak trip", build_options(mode="hybrid"))
+        vector = searcher.search("kayak trip", build_options(mode="vector"))
+    assert hybrid.source == "bm25" and "vector store unavailable, BM25 only" in hybrid.reason
+    assert "cannot reach Qdrant ([Errno 111] Connection refused)" in hybrid.reason and "kayak" in hybrid.hits[0].text
+    assert vector.source == "substring" and "cannot reach Qdrant" in vector.reason and "kayak" in vector.hits[0].text
+

@@ -121,12 +121,14 @@ def _params(names: list[str] | tuple[str, ...], quick: set[str]) -> list:
 def test_damaged_offline_is_detected_reported_and_rebuilt(layout, damage):
     expected = _fill(layout)
     DAMAGES[damage](layout.state_dir)
-    # before `index`: the index, the substring fallback saying why, or (the manifest gone from a vault
-    # this small) the search's own catch-up rebuilding it, which says so then
+    # before `index`: the index, a fallback (BM25 alone, or the substring search) saying why, or (the
+    # manifest gone from a vault this small) the search's own catch-up rebuilding it, which says so then
     _, first = _answers(layout)
     fixed = run_cli(layout, "index")
     assert fixed.returncode == 0 and one_line(fixed.stderr), fixed.stderr
-    said = [line for line in first.splitlines() if "substring" not in line] + fixed.stderr.splitlines()
+    # a search's fallback says why it answered as it did ("answered by bm25 search: vector store
+    # unavailable, ..."); the report is the one line of what found the damage and mended it
+    said = [line for line in first.splitlines() if "answered by" not in line] + fixed.stderr.splitlines()
     reported = [line for line in said if "manifest" in line or "vector" in line]
     assert damage in SILENT_OK or len(reported) == 1, said
     assert disagreements(layout) == []
