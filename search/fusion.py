@@ -20,7 +20,7 @@ RRF_K = 60
 # 100), where RRF 0.2/0.8, the earlier default chosen on the first three sets alone, fell 0.046 below the
 # dense retriever on the bilingual set.
 WEIGHTS = {"vector": 0.5, "bm25": 0.5}
-FUSIONS = ("zscore", "minmax", "rrf")
+FUSIONS = ("zscore", "minmax", "rrf", "dbsf")
 FUSION = "zscore"
 
 
@@ -82,7 +82,21 @@ def _zscore(values: Sequence[float]) -> list[float]:
     return [(v - low) / spread for v in values]
 
 
-NORMALISE = {"minmax": _minmax, "zscore": _zscore}
+def _dbsf(values: Sequence[float]) -> list[float]:
+    """Qdrant's Distribution-Based Score Fusion (`Fusion.DBSF`, as qdrant-client computes it): the
+    list's mean less three sample deviations is 0, plus three is 1 (a chunk the retriever did not keep:
+    0). An option beside Qdrant's own RRF (`rrf` with `rrf_k` 1: Qdrant's k 2 counts ranks from 0), so
+    a server's fusion is measured on the same lists as memvault's (bench/results/README.md, issue 31)."""
+    if len(values) < 2:
+        return [0.5] * len(values)
+    mean = sum(values) / len(values)
+    deviation = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    if not deviation:
+        return [0.5] * len(values)
+    return [(v - mean + 3 * deviation) / (6 * deviation) for v in values]
+
+
+NORMALISE = {"minmax": _minmax, "zscore": _zscore, "dbsf": _dbsf}
 
 
 def convex(

@@ -57,7 +57,8 @@ OPTIONS: tuple[Option, ...] = (
            "than this, or than the model's calibrated floor (auto)", minimum=-1, maximum=1),
     Option("depth", int, None, "candidates per retriever (default: max(20, limit))", minimum=1, maximum=MAX_LIMIT),
     Option("fusion", str, FUSION, "how the dense and BM25 rankings combine: zscore or minmax (each retriever's "
-           "scores normalised over its own list, then weighed) or rrf (reciprocal ranks)", FUSIONS),
+           "scores normalised over its own list, then weighed), rrf (reciprocal ranks) or dbsf (Qdrant's "
+           "distribution-based score fusion)", FUSIONS),
     Option("rrf_k", int, RRF_K, "the k of reciprocal rank fusion", minimum=0),
     Option("w_vector", float, WEIGHTS["vector"], "weight of the dense ranking", minimum=0),
     Option("w_bm25", float, WEIGHTS["bm25"], "weight of the BM25 ranking", minimum=0),

@@ -136,3 +136,39 @@ def test_a_server_that_goes_away_under_an_open_search_leaves_bm25_and_the_files(
     assert "cannot reach Qdrant ([Errno 111] Connection refused)" in hybrid.reason and "kayak" in hybrid.hits[0].text
     assert vector.source == "substring" and "cannot reach Qdrant" in vector.reason and "kayak" in vector.hits[0].text
 
+
+@pytest.mark.parametrize("how", ["rrf", "dbsf"])
+def test_qdrants_own_fusion_is_the_engines_rrf_k1_and_dbsf_over_the_same_lists(vault, model, tmp_path, how):
+    """What a fusion query over two prefetches returns (Qdrant fusing on the server) is what memvault's
+    `rrf` and `dbsf` options make of the same two lists (Qdrant's RRF k 2 counts ranks from 0: memvault's
+    `rrf_k` 1): so the bench measures Qdrant's fusion through the engine's options."""
+    from qdrant_client import models as m
+
+    from memvault.indexer.vectors import BM25, DENSE
+    from memvault.search.fusion import convex, rrf
+
+    write_notes(
+        vault,
+        {
+            "projects/beta.md": "# Beta\n\n- Beta's server runs green tea tastings.\n\n"
+            "- The kayak club meets on Saturday morning.\n\n- The trip budget covers the server.\n"
+        },
+    )
+    with _open(vault, model, f"local:{tmp_path / 'qdrant'}") as index:
+        reconcile(index)
+        store = index.vector_store()
+        for query in ("kayak trip Saturday", "green tea morning", "build server"):
+            vector, sparse = model.embed_query(query), query_vector(index.tokenizer(query))
+            lists = {"bm25": store.bm25(sparse, 4), "vector": store.search(vector, 4)}
+            ours = rrf(lists, k=1) if how == "rrf" else convex(lists, how="dbsf")
+            theirs = store.client.query_points(
+                store.collection,
+                prefetch=[m.Prefetch(query=m.SparseVector(indices=sparse[0], values=sparse[1]), using=BM25, limit=4),
+                          m.Prefetch(query=vector.tolist(), using=DENSE, limit=4)],
+                query=m.FusionQuery(fusion=m.Fusion.RRF if how == "rrf" else m.Fusion.DBSF),
+                limit=8,
+            ).points  # fmt: skip
+            assert len(lists["bm25"]) >= 2 and len(ours) > 2, query
+            assert [c for c, _ in lists["bm25"]] != [c for c, _ in lists["vector"][:3]], query  # two orders to fuse
+            doubled = {f.chunk_id: f.score * 2 for f in ours}  # memvault weighs each list 0.5, Qdrant 1
+            assert {str(p.id): pytest.approx(p.score) for p in theirs} == doubled, query
