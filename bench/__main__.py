@@ -2,7 +2,7 @@
 `python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
 `python -m bench recall [--quick [N]] [...]`, `python -m bench fusion [...]`,
 `python -m bench throughput [--quick] [...]`, `python -m bench tokens [--sets cmrc,xquad]`,
-`python -m bench startup [--memvault LABEL=PATH ...] [--qmd PATH]`;
+`python -m bench startup [--memvault LABEL=PATH ...] [--qmd PATH]`, `python -m bench tenants [--sets a,b]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
     sub.add_parser("startup", help="CLI commands as whole processes, memvault and qmd in turns (bench/startup.py)")
     sub.add_parser("tokens", help="jieba's tokens from the prepared words and the whole dictionary (bench/tokens.py)")
+    sub.add_parser("tenants", help="a collection per vault against one shared with a tenant field (bench/tenants.py)")
     sub.add_parser("throughput", help="default embedder's chunks/s under runtime settings (see bench/throughput.py)")
     args, rest = parser.parse_known_args(argv)
     RESULTS.mkdir(exist_ok=True)
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         report = module.main(
             args.sets.split(","), args.quick, tuple(args.modes.split(",")), args.search_options, args.keep, args.server
         )
-    else:  # speed, matrix, recall and throughput parse their own flags
+    else:  # the others parse their own flags
         module = importlib.import_module(f"bench.{args.what}")
         report = module.main(rest)
     report["machine"] = machine
