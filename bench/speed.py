@@ -84,11 +84,11 @@ def spread(values: list[float]) -> dict[str, Any]:
             "p95": round(p95, 4), "max": round(ordered[-1], 4)}  # fmt: skip
 
 
-def run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
+def run(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, str, int]:
     """Wall seconds, stdout and peak RSS (KiB, from the child's own rusage) of one CLI process."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        proc = subprocess.Popen([MEMVAULT, *args], stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        proc = subprocess.Popen([MEMVAULT, *args], stdout=out, stderr=err, env={**os.environ, **(env or {})}, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -277,11 +277,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--cold", type=int, default=20)
+    parser.add_argument("--server", action="store_true",
+                        help="each stand-in vault through a server collection too (bench/speed_server.py)")  # fmt: skip
+    parser.add_argument("--server-cold", type=int, default=5,
+                        help="with --server: cold searches per mode, embedded and server in turns")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the test suite")
     parser.add_argument("--workdir", type=Path, help="keep vaults here instead of a temp folder")
     args = parser.parse_args(argv)
     if args.quick:
-        args.files, args.large, args.edits, args.cold = 40, "300", 3, 3
+        args.files, args.large, args.edits, args.cold, args.server_cold = 40, "300", 3, 3, 2
     work = args.workdir or Path(tempfile.mkdtemp(prefix="memvault-speed-"))
     report: dict[str, Any] = {"quick": args.quick, "runs": {}}
     rnd = random.Random(3)
@@ -320,6 +324,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "index": index_block(vault, "hash-384", compare_embedder=False),
                 "daemon": daemon_block(vault, queries, edits=args.edits, cold_runs=args.cold, warm_runs=args.cold),
             }
+            if args.server:
+                from bench.speed_server import server_block
+
+                block = server_block(vault, queries, "hash-384", args.server_cold)
+                report["runs"][f"stand_in_{size}_chunks"]["server"] = block
+            done = {f"stand_in_{size}_chunks": report["runs"][f"stand_in_{size}_chunks"]}
+            print(json.dumps(done), file=sys.stderr, flush=True)  # partial results survive a stop
             shutil.rmtree(vault, ignore_errors=True)
     finally:
         if not args.workdir:

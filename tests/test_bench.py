@@ -39,7 +39,7 @@ def test_quality_quick_reports_every_mode():
 
 
 def test_speed_quick_reports_spreads_and_ratios():
-    out = _bench("speed", "--quick")
+    out = _bench("speed", "--quick", "--server")
     results = sorted((ROOT / "bench" / "results").glob("speed-*.json"))
     report = json.loads(results[-1].read_text())
     real = report["runs"]["real_model"]
@@ -51,6 +51,12 @@ def test_speed_quick_reports_spreads_and_ratios():
     assert "stand-in" in json.dumps(report) and "| real_model |" in out
     fresh = report["runs"]["fresh_40_files"]["after_write"]  # no daemon: what was just written is found
     assert (fresh["found_after_save"], fresh["found_after_edit"], fresh["search_after_edit_s"]["runs"]) == (3, 3, 3)
+    served = report["runs"]["stand_in_300_chunks"]["server"]  # the same vault through a local-mode collection
+    assert served["chunks_embedded"] == served["embedded_chunks"] and served["no_change_files_changed"] == 0
+    for mode in ("bm25", "hybrid"):
+        assert served[f"{mode}_cold_embedded_s"]["runs"] == served[f"{mode}_cold_server_s"]["runs"] == 2
+        assert served[f"{mode}_server_over_embedded_median"] > 0 and served[f"{mode}_server_queries_with_hits"] == 2
+    assert served["local_mode_folder_bytes"] > 0 and "| stand_in_300_chunks | server.full_index_s |" in out
 
 
 def test_startup_times_each_command_and_finds_the_planted_facts(tmp_path):
