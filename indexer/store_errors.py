@@ -27,18 +27,28 @@ class StoreMismatch(StoreError):
     """The store was built with another embedder (or dimension)."""
 
 
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def server_fault(where: str, exc: Exception) -> StoreError | None:
     """A Qdrant server's fault as the StoreError a search answers by falling back to the vault's own
     BM25 or files (a refused connection, a timeout, an error status); None for anything else, a bug
     that should surface as itself. qdrant-client is imported only when a fault is asked about."""
     from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-    line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, ResponseHandlingException | OSError):
-        return StoreError(f"{where}: cannot reach Qdrant ({line})")
+        return StoreError(f"{where}: cannot reach Qdrant ({_first_line(exc)})")
     if isinstance(exc, UnexpectedResponse):
-        return StoreError(f"{where}: Qdrant refused the request ({line})")
+        return StoreError(f"{where}: Qdrant refused the request ({_first_line(exc)})")
     return None
+
+
+def open_fault(where: str, exc: Exception) -> StoreError:
+    """A fault while opening a Qdrant store: `server_fault`'s when it is one, else any exception the
+    client raised before it could answer still means the store is out of reach."""
+    return server_fault(where, exc) or StoreError(f"{where}: cannot reach Qdrant ({_first_line(exc)})")
 
 
 def from_server(method: Callable[P, R]) -> Callable[P, R]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.lease import MARKER, WriterLease
-from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch, from_server
+from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch, from_server, open_fault
 from memvault.vault.logger import log
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
@@ -280,9 +280,7 @@ class ClientStore:
                 raise StoreLocked(f"{url}: vector store is open in another process") from None
             raise StoreError(f"{url}: cannot open Qdrant ({exc})") from None
         except Exception as exc:
-            raise StoreError(
-                f"{url}: cannot reach Qdrant ({str(exc).splitlines()[0] if str(exc) else exc!r})"
-            ) from None
+            raise open_fault(url, exc) from None
 
     @from_server
     def upsert(self, ids: Sequence[str], vectors: Sequence[np.ndarray], payloads: Sequence[dict[str, Any]],

@@ -4,8 +4,11 @@ mode, the client API a Qdrant server speaks."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -14,7 +17,7 @@ from memvault.indexer.embedders import load_embedder
 from memvault.indexer.opening import open_index
 from memvault.indexer.reconcile import reconcile
 from memvault.indexer.sparse import query_vector
-from memvault.indexer.vectors import ClientStore, StoreMismatch
+from memvault.indexer.vectors import ClientStore, StoreError, StoreMismatch
 from memvault.indexer.verify import disagreements
 from memvault.search.engine import Searcher
 from memvault.search.options import build_options
@@ -135,6 +138,33 @@ def test_a_server_that_goes_away_under_an_open_search_leaves_bm25_and_the_files(
     assert hybrid.source == "bm25" and "vector store unavailable, BM25 only" in hybrid.reason
     assert "cannot reach Qdrant ([Errno 111] Connection refused)" in hybrid.reason and "kayak" in hybrid.hits[0].text
     assert vector.source == "substring" and "cannot reach Qdrant" in vector.reason and "kayak" in vector.hits[0].text
+
+
+class _WrongKey(BaseHTTPRequestHandler):
+    """What a Qdrant server with an API key answers a client holding another: 403 and its JSON status."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"status": {"error": "Invalid API key or JWT"}, "time": 0.0}).encode()
+        self.send_response(403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_server_that_refuses_the_key_at_open_says_so_in_one_line(model):
+    server = HTTPServer(("127.0.0.1", 0), _WrongKey)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        with pytest.raises(StoreError, match=rf"^{url}: Qdrant refused the request \(.*403.*\)$"):
+            ClientStore.connect(url, "not-the-key", "memvault", model.name, model.dim, writable=False)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("how", ["rrf", "dbsf"])
