@@ -109,16 +109,23 @@ def main(argv: list[str]) -> dict[str, Any]:
     units = [(name, unit) for name in args.sets.split(",") for unit in SETS[name](0)]
     try:
         shared = _client(work / "shared")
-        if not shared.collection_exists(COLLECTION):
+        new_shared = not shared.collection_exists(COLLECTION)
+        if new_shared:
             _make_shared(shared)
         tokenizers: dict[str, str] = {}
-        for _name, unit in units:
+        for _name, unit in units:  # a kept --work folder: what it holds is reused, what it lacks is made
             store = work / "own" / unit.name.replace("/", "-")
-            if not store.exists():
+            built = not store.exists()
+            if built:
                 _own(unit, work / "vaults" / unit.name.replace("/", "-"), store)
+            if built or new_shared:
                 tokenizers[unit.name] = _copy_into(shared, store, unit.name)
             else:
-                tokenizers[unit.name] = _client(store).get_collection(COLLECTION).config.metadata["tokenizer"]
+                own = _client(store)
+                try:
+                    tokenizers[unit.name] = own.get_collection(COLLECTION).config.metadata["tokenizer"]
+                finally:
+                    own.close()
         report: dict[str, Any] = {"sets": {}, "points_shared": shared.count(COLLECTION).count}
         for name, unit in units:
             tokenizer = Tokenizer.from_version(tokenizers[unit.name])
