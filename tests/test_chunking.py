@@ -6,7 +6,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvault.vault.chunking import MAX_TOKENS, chunk_note, estimate_tokens
+from memvault.vault.chunking import MAX_TOKENS, chunk_note, content_hash, estimate_tokens
+from memvault.vault.model import dense_context
 from memvault.vault.notes import parse_note
 
 ZH_SENTENCE = "我们在周二的会议上决定把向量存储换成嵌入式引擎，因为它启动快、占用内存少，而且不需要单独的服务进程。"
@@ -141,6 +142,20 @@ def test_each_entry_is_a_unit_ranked_with_its_heading_path_and_free_text_is_pack
     assert tent.bm25_text == f"Log > Trips\n{kayak.text}\n- Bought a tent\n- Bought a tent"  # and the one before
     assert units[2].vector_text == units[2].bm25_text == units[2].text
     assert len({c.content_hash for c in units}) == 3
+
+
+def test_a_daily_entry_is_embedded_without_the_days_date_and_ranked_by_bm25_with_it():
+    """The dense model reads an entry's heading path less its dates (`vault.model.dense_context`): every
+    entry of a day shares them, and the note's date answers date questions. BM25 still reads them."""
+    note = parse_note("daily/2023-05-08.md", "# 2023-05-08 工作日志\n\n## Session 1: Ada and Bo, 13:56\n\n"
+                      "- **Ada**: I went to the support group yesterday.\n")  # fmt: skip
+    (turn,) = chunk_note(note)
+    assert turn.context == "2023-05-08 工作日志 > Session 1: Ada and Bo, 13:56"
+    assert turn.vector_text == "工作日志 > Session 1: Ada and Bo, 13:56\n" + turn.text  # the time of day stays
+    assert turn.bm25_text.startswith("2023-05-08 工作日志 > Session 1")
+    assert dense_context("2023-05-08") == ""
+    assert dense_context("Release 2023-05-08: notes > Risks") == "Release notes > Risks"
+    assert content_hash(turn.vector_text) == turn.content_hash  # what the embedding cache is keyed by
 
 
 def test_a_daily_notes_overview_counters_are_not_chunked():

@@ -25,7 +25,7 @@ from memvault.vault.model import Chunk, Note, vector_text
 from memvault.vault.sections import HEADING, iter_headings, outside_fences
 from memvault.vault.templates import COUNTER, OVERVIEW
 
-VERSION = "c6"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c7"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 # An entry is embedded with its heading path, and put into BM25 with the two entries before it as well:
