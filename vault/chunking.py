@@ -28,12 +28,12 @@ from memvault.vault.templates import COUNTER, OVERVIEW
 VERSION = "c7"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
-# An entry is embedded with its heading path, and put into BM25 with the two entries before it as well:
-# on LoCoMo (bench/results/README.md, issue 26) the neighbours lifted BM25's recall@10 of evidence
-# turns from 0.638 to 0.730 and cut the dense retriever's from 0.637 to 0.577; before, not after, so
-# appending an entry changes no other unit. Only entries in its own script: an English entry below a
-# Chinese one would take the Chinese words, and the dense retriever's cross-script bias then ranked it
-# above the Chinese entry for a Chinese question
+# An entry is embedded with its heading path (less its dates: `vault.model.dense_context`), and put into
+# BM25 with the two entries before it as well: on LoCoMo (bench/results/README.md, issue 26) the neighbours
+# lifted BM25's recall@10 of evidence turns from 0.638 to 0.730 and cut the dense retriever's from 0.637 to
+# 0.577; before, not after, so appending an entry changes no other unit. Only entries in its own script:
+# an English entry below a Chinese one would take the Chinese words, and the dense retriever's cross-script
+# bias then ranked it above the Chinese entry for a Chinese question
 NEAR = 2
 
 _WORD = re.compile(r"[^\W_]+|[^\w\s]")

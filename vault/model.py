@@ -87,7 +87,7 @@ _DATE = re.compile(r"\s*\b\d{4}-\d{2}-\d{2}\b[\s:,-]*")
 def dense_context(context: str) -> str:
     """An entry's heading path as the dense model reads it: without its dates. A daily note's title is
     its day ("2023-05-08 > Session 1: ..."), which the note's date and the query's date words already
-    answer; to the model it is a dozen tokens every entry of the day shares, and a short turn's vector
+    answer; to the model it is a run of tokens every entry of the day shares, and a short turn's vector
     leans on them (LoCoMo, the dense list alone, nDCG@10 0.674 -> 0.699, recall@10 0.796 -> 0.825;
     hybrid recall@10 0.876 -> 0.884 in 31.7 lines). Times of day were tried too: the dense list gained
     a little more and hybrid lost (recall@10 0.879), so they stay (bench/results/README.md, issue 28)."""
