@@ -104,6 +104,29 @@ def test_editing_one_paragraph_re_embeds_exactly_that_chunk(vault, model):
         assert disagreements(index) == []
 
 
+def test_an_older_chunkers_index_embeds_again_only_the_entries_under_a_dated_heading(vault, model, monkeypatch):
+    """Chunker c7 embeds an entry without its heading path's dates (`vault.model.dense_context`): an index
+    built by c6 re-chunks every note once and embeds again only what now reads differently."""
+    import memvault.indexer.opening as opening
+    import memvault.vault.chunking as chunking
+    import memvault.vault.model as notes_model
+
+    def with_dates(context: str, text: str) -> str:  # c6's vector_text
+        return f"{context}\n{text}" if context else text
+
+    monkeypatch.setattr(notes_model, "vector_text", with_dates)
+    monkeypatch.setattr(chunking, "vector_text", with_dates)
+    monkeypatch.setattr(opening, "CHUNKER_VERSION", "c6")
+    with _open(vault, model) as index:
+        reconcile(index)
+        assert "2026-11-01 > 对话记录\n- 讨论了向量数据库的选型，决定使用嵌入式引擎。" in index.embedder.passages
+    monkeypatch.undo()
+    with _open(vault, model) as index:
+        reconcile(index)
+        assert index.embedder.passages == ["对话记录\n- 讨论了向量数据库的选型，决定使用嵌入式引擎。"]
+        assert index.manifest.get_meta("chunker") == chunking.VERSION and disagreements(index) == []
+
+
 def test_inserting_a_line_at_the_top_re_embeds_nothing_but_moves_lines(vault, model):
     with _open(vault, model) as index:
         reconcile(index)
