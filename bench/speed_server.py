@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +30,6 @@ def _search(where: list[str], query: list[str], cwd: Path | None = None) -> tupl
 
 def _first(answer: dict[str, Any]) -> tuple[str, int] | None:
     return (answer["hits"][0]["path"], answer["hits"][0]["start_line"]) if answer["hits"] else None
-
-
-def _chunks(vault: Path) -> int:
-    db = sqlite3.connect(f"file:{vault / '.memvault' / 'manifest.sqlite'}?mode=ro", uri=True, timeout=10)
-    try:
-        return db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-    finally:
-        db.close()
 
 
 def server_block(vault: Path, queries: list[str], embedder: str, cold_runs: int) -> dict[str, Any]:
@@ -65,7 +56,8 @@ def server_block(vault: Path, queries: list[str], embedder: str, cold_runs: int)
             "no_change_reindex_s": spread([s for s, _, _ in again]),
             "no_change_files_changed": max(json.loads(o)["files_changed"] for _, o, _ in again),
             "local_mode_folder_bytes": _du(store), "writer_state_bytes": _du(served / ".memvault"),
-            "embedded_store_bytes": _du(vault / ".memvault"), "embedded_chunks": _chunks(vault),
+            "embedded_store_bytes": _du(vault / ".memvault"),
+            "embedded_chunks": json.loads(run(["--vault", str(vault), "status", "--json"])[1])["chunks"],
         }  # fmt: skip
         for mode, flag in MODES.items():
             times: dict[str, list[float]] = {"embedded": [], "server": []}
