@@ -97,10 +97,13 @@ def dense_context(context: str) -> str:
     return " > ".join(part for part in parts if part)
 
 
+def _with_context(context: str, text: str) -> str:
+    return f"{context}\n{text}" if context else text
+
+
 def vector_text(context: str, text: str) -> str:
     """What a unit is embedded as: its context (`dense_context`), then its text."""
-    context = dense_context(context)
-    return f"{context}\n{text}" if context else text
+    return _with_context(dense_context(context), text)
 
 
 def bm25_text(unit: str, context: str, near: str, text: str) -> str:
@@ -108,5 +111,5 @@ def bm25_text(unit: str, context: str, near: str, text: str) -> str:
     so a neighbour that shares the query's words ranks below the entry that says them (LoCoMo, BM25
     alone: MRR@10 0.432 -> 0.513, recall@10 0.730 -> 0.741; three and four times gained less recall)."""
     if unit != "entry":
-        return f"{context}\n{text}" if context else text
+        return _with_context(context, text)
     return "\n".join(part for part in (context, near, text, text) if part)
