@@ -120,10 +120,12 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 def _forget_process_state() -> None:
     """What a run leaves in module state that a fresh process would not have."""
     from memvault.search import fallback
-    from memvault.vault import faults
+    from memvault.vault import faults, swap
 
     fallback._cache.clear()
     faults._COUNTERS.clear()
+    swap._OURS.clear()
+    swap._CONTENDED.clear()
 
 
 class CliHung(BaseException):

@@ -270,9 +270,9 @@ def test_an_import_writes_each_note_once(layout, tmp_path, monkeypatch):
     writes: list[str] = []
     real = saving.atomic_write
 
-    def counted(path: Path, data: bytes, expect: str | None = None) -> None:
+    def counted(path: Path, data: bytes, expect: str | None = None, **kwargs) -> None:
         writes.append(layout.relative(path))
-        real(path, data, expect)
+        real(path, data, expect, **kwargs)
 
     monkeypatch.setattr(saving, "atomic_write", counted)
     done = import_file(layout, str(file))

@@ -1,4 +1,4 @@
-"""Named crash points for the crash-consistency tests.
+"""Named crash points for the crash-consistency tests, and the file-system features a test says are missing.
 
 A SIGKILL at an exact step of a reconcile cannot be timed from outside, so
 tests set `MEMVAULT_CRASH_AT=<point>` and the process kills itself there (reconcile steps in
@@ -27,3 +27,11 @@ def crash_point(name: str) -> None:
     _COUNTERS[name] = _COUNTERS.get(name, 0) + 1
     if _COUNTERS[name] >= int(nth or 1):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def lacks(feature: str) -> bool:
+    """True when `MEMVAULT_FS_LACKS` (comma-separated: `exchange`, `lease`) says this file system lacks
+    `feature`: how the tests run the paths a laptop takes where the system has no atomic swap or no
+    leases (macOS, NFS, FUSE), which cannot be made otherwise on a Linux test machine."""
+    wanted = env("MEMVAULT_FS_LACKS")
+    return bool(wanted) and feature in wanted.split(",")

@@ -8,7 +8,6 @@ dominant line ending and encoding.
 from __future__ import annotations
 
 import codecs
-import errno
 import hashlib
 import os
 import re
@@ -17,21 +16,33 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 from memvault.vault.effects import before_write
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout, make_state_dir, vault_file
 from memvault.vault.regular import NotRegular, read_regular
+from memvault.vault.swap import (
+    ASIDE,
+    KEPT,
+    ChangedMeanwhile,
+    Held,
+    holding,
+    keep,
+    names,
+    read_held,
+    remember_ours,
+    swap_in,
+    untouched,
+)
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
 ABSENT = "absent"  # `atomic_write(expect=ABSENT)`: the note must still not exist
 TRIES = 5  # read-modify-write passes before a note that keeps changing under memvault is left alone
-_LEFTOVER = re.compile(r"^\.(.+)\.([0-9]{1,9})\.tmp$")  # `atomic_write`'s temp file: .NAME.PID.tmp
+FINISH_TRIES = 50  # the same for the second note of a verb whose first is written (a correction's mark)
+_LEFTOVER = re.compile(rf"^\.(.+)\.([0-9]{{1,9}})(?:-[0-9]+)?\.(tmp|{ASIDE}|{KEPT})$")  # see `_leftover`
 LEFTOVERS = "leftovers"  # in the trash: temp files of saves that never finished
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BOMS = (
@@ -162,10 +173,18 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _leftover(name: str) -> tuple[str, str, str] | None:
+    """(note name, pid, kind) of a file a save leaves beside its note: `.NAME.PID.tmp` (its temp file),
+    `.NAME.PID.aside` (the version read, renamed aside) or `.NAME.PID-N.kept` (a version displaced)."""
+    found = _LEFTOVER.match(name)
+    return (found.group(1), found.group(2), found.group(3)) if found else None
+
+
 def sweep_leftovers(layout: Layout, folder: Path) -> list[Path]:
-    """Move the temp files `atomic_write` names `.NAME.PID.tmp` in `folder` whose process is gone (killed
-    mid-save) into `.trash/leftovers/` as `NAME.PID.bak`, each said in a warning: never deleted, since one
-    can hold the only copy of an editor's save that an interrupted swap displaced (`_put_in_place`).
+    """Finish what dead saves left in `folder`: a version renamed aside (`vault.swap`) goes back to its
+    note's name when that is still empty; a temp file or aside version of a process that is gone, and
+    every kept version, moves into `.trash/leftovers/` as `NAME.PID.bak`, each said in a warning: never
+    deleted, since one can hold the only copy of an editor's save that an interrupted swap displaced.
     A live writer's file, another name, or a trash that is not in the vault leaves it where it is."""
     try:
         names = sorted(os.listdir(folder))
@@ -173,14 +192,18 @@ def sweep_leftovers(layout: Layout, folder: Path) -> list[Path]:
         return []
     moved = []
     for name in names:
-        found = _LEFTOVER.match(name)
-        if not found or not _gone(int(found.group(2))):
+        found = _leftover(name)
+        if found is None or (found[2] != KEPT and not _gone(int(found[1]))):
             continue
-        source, note = folder / name, folder / found.group(1)
+        source, note = folder / name, folder / found[0]
         try:
             if not stat.S_ISREG(os.lstat(source).st_mode):
                 continue
-            target = vault_file(layout, layout.trash_dir / LEFTOVERS / f"{layout.relative(note)}.{found.group(2)}.bak")
+            if found[2] == ASIDE and not os.path.lexists(note):
+                os.rename(source, note)  # the write died with the note aside: it is put back as it was
+                continue
+            pid = found[1]
+            target = vault_file(layout, layout.trash_dir / LEFTOVERS / f"{layout.relative(note)}.{pid}.bak")
             target.parent.mkdir(parents=True, exist_ok=True)
             while target.exists():
                 target = target.with_name(f"{target.name[:-4]}-1.bak")
@@ -190,88 +213,51 @@ def sweep_leftovers(layout: Layout, folder: Path) -> list[Path]:
         import logging  # rare: a no-change `index` (which reads the catalog through here) imports none of it
 
         logging.getLogger("memvault").warning(
-            "%s: left by a save that never finished (process %s is gone); moved to %s (it may hold an editor's "
-            "save: compare it with %s)", layout.relative(source), found.group(2), layout.relative(target),
+            "%s: left by a save that never finished or was overtaken (process %s); moved to %s (it may hold "
+            "an editor's save: compare it with %s)", layout.relative(source), pid, layout.relative(target),
             layout.relative(note),
         )  # fmt: skip
         moved.append(target)
     return moved
 
 
-class ChangedMeanwhile(MemvaultError):
-    """The note is no longer the version memvault read (a person's editor saved it meanwhile): nothing
-    was written over it."""
-
-
-def _sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(read_regular(path)).hexdigest()
-    except (FileNotFoundError, NotRegular):  # gone, or replaced by what is no note: not the version read
-        return None
-
-
-@cache
-def _renameat2() -> Any:
-    """libc's renameat2, or None; loaded by the first write that needs it, not by every reader of this module."""
-    import ctypes
-
-    return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two names atomically (Linux renameat2 RENAME_EXCHANGE); False where the system or the
-    file system cannot, and the caller falls back to a check just before its rename."""
-    import ctypes
-
-    renameat2 = _renameat2()
-    if renameat2 is None:
-        return False
-    if renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    if code == errno.ENOENT:
-        raise ChangedMeanwhile(f"{b}: removed while memvault was writing it")
-    raise OSError(code, os.strerror(code), str(b))
-
-
-def _put_in_place(tmp: Path, path: Path, expect: str | None) -> None:
+def _put_in_place(tmp: Path, path: Path, expect: str | None, held: Held | None) -> None:
     """Rename `tmp` over `path`, only if `path` still holds the bytes memvault read (`expect`, their
-    sha256; ABSENT: no file; None: no check). The note is checked right before the rename; with an atomic
-    exchange the version displaced is compared again after the swap and swapped back when it was not the
-    one read, so even a save between that check and the rename is not lost. On `ChangedMeanwhile`,
-    `atomic_write` removes `tmp` (memvault's version, or after a swap-back the displaced one)."""
+    sha256; ABSENT: no file; None: no check), proven untouched up to the swap (`vault.swap`): `held` is
+    the note as it was held while read, else it is held here and its bytes compared with `expect`."""
     if expect is None:
         os.replace(tmp, path)
-        return
-    changed = ChangedMeanwhile(f"{path}: {'created' if expect == ABSENT else 'changed'} while memvault was writing it")
-    if expect == ABSENT:
-        try:
-            os.link(tmp, path)  # fails when the note appeared meanwhile
-        except FileExistsError:
-            raise changed from None
-        except OSError:  # a file system without hard links (FAT, some network shares): check, then rename
-            if os.path.lexists(path):
-                raise changed from None
-            os.replace(tmp, path)
+    elif expect != ABSENT:
+        if held is not None:
+            swap_in(tmp, path, held)
             return
-        tmp.unlink()
-        return
-    if _sha256(path) != expect:  # first the plain check, so a version not yet verified is rarely seen
-        raise changed
-    ours = tmp.stat().st_ino
-    if _exchange(tmp, path):
-        if _sha256(tmp) != expect:
-            if path.stat().st_ino == ours:  # theirs back in place (unless a later save already replaced ours)
-                _exchange(tmp, path)
-            raise changed
-        tmp.unlink()
-        return
-    os.replace(tmp, path)
+        with holding(path) as now:
+            if now is None:
+                raise ChangedMeanwhile(f"{path}: removed while memvault was writing it")
+            if hashlib.sha256(read_held(now)).hexdigest() != expect:
+                raise ChangedMeanwhile(f"{path}: changed while memvault was writing it")
+            swap_in(tmp, path, now)
+    else:
+        _create(tmp, path)
 
 
-def atomic_write(path: Path, data: bytes, expect: str | None = None, new_mode: int = 0o644) -> None:
+def _create(tmp: Path, path: Path) -> None:
+    changed = ChangedMeanwhile(f"{path}: created while memvault was writing it")
+    try:
+        os.link(tmp, path)  # fails when the note appeared meanwhile
+    except FileExistsError:
+        raise changed from None
+    except OSError:  # a file system without hard links (FAT, some network shares): check, then rename
+        if os.path.lexists(path):
+            raise changed from None
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
+
+
+def atomic_write(
+    path: Path, data: bytes, expect: str | None = None, new_mode: int = 0o644, held: Held | None = None
+) -> None:
     """Write to a temp file in the same folder, fsync, rename over the target, fsync the folder.
 
     A crash leaves either the old note or the new one, never a torn mix. `expect`: the sha256 of the
@@ -284,16 +270,18 @@ def atomic_write(path: Path, data: bytes, expect: str | None = None, new_mode: i
     except FileNotFoundError:
         mode = new_mode
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    ours = os.fstat(fd).st_ino
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         before_write(path, data, None if expect == ABSENT else (expect or ""))
-        _put_in_place(tmp, path, expect)
+        _put_in_place(tmp, path, expect, held)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _drop_ours(tmp, path, ours)
         raise
+    remember_ours(path)
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -301,39 +289,86 @@ def atomic_write(path: Path, data: bytes, expect: str | None = None, new_mode: i
         os.close(dir_fd)
 
 
+def _drop_ours(tmp: Path, path: Path, ours: int) -> None:
+    """Remove the temp file of a write that did not happen, if it is still memvault's version; a version
+    a failed swap left under its name is someone's save, kept for the trash (`vault.swap.keep`)."""
+    try:
+        there = os.lstat(tmp).st_ino
+    except FileNotFoundError:
+        return
+    if there == ours:
+        tmp.unlink()
+    else:
+        keep(path, tmp)
+
+
 def update_note(
     layout: Layout,
     path: Path,
     change: Callable[[TextFile | None], str],
+    tries: int = TRIES,
 ) -> str:
     """Read-modify-write one note under the vault lock; `change` gets None for a new note.
 
     The result is encoded the way the note already was, so a UTF-8-with-BOM or UTF-16 note stays so.
     Written only over the version read: when a person's editor saves the note meanwhile, `change` is
-    applied again to what the editor saved (up to `TRIES` times), so neither side's lines are lost.
+    applied again to what the editor saved (up to `tries` times), so neither side's lines are lost.
     A result over the note size limit (which could not be read back) is refused before writing.
     """
     rel = layout.relative(path)
     vault_file(layout, path, rel)
+    last = None
     with vault_lock(layout, sweep=path.parent):
-        for _ in range(TRIES):
-            current = read_note(path, rel, layout=layout) if path.exists() else None
-            new_text = change(current)
-            if current is not None and new_text == current.text:
-                return new_text  # nothing changed: no write, so no mtime change and no reindex
-            data = (current or TextFile("")).encode(new_text)
-            if len(data) > MAX_NOTE_BYTES:  # it could not be read again: refused, nothing written
-                raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note "
-                                 "limit; nothing written (move some of it to another note)")  # fmt: skip
-            path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(tries):
             try:
-                atomic_write(path, data, current.sha256 if current else ABSENT)
-                return new_text
-            except ChangedMeanwhile:
-                continue
-    raise kept_changing(rel)
+                return _update_once(layout, path, rel, change)
+            except ChangedMeanwhile as exc:
+                last = exc
+    raise kept_changing(rel, last, tries)
 
 
-def kept_changing(rel: str) -> ChangedMeanwhile:
-    return ChangedMeanwhile(f"{rel} kept changing while memvault wrote it ({TRIES} tries): nothing written; "
+@contextmanager
+def held_note(layout: Layout, path: Path, rel: str) -> Iterator[tuple[TextFile | None, Held | None]]:
+    """The note read while it is held (`vault.swap.holding`): a whole save, not an in-place save's empty
+    or partial file; (None, None) when there is no note. `whole` tells later whether it still is."""
+    with holding(path) as held:
+        current = read_note(path, rel, layout=layout) if held is not None else None
+        if held is not None and current is not None:
+            held.sha256 = current.sha256
+            if not whole(held, path):
+                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+        yield current, held
+
+
+def whole(held: Held | None, path: Path) -> bool:
+    """What was read is still the note: nobody replaced it, wrote into it or opened it for writing since."""
+    return held is None or (names(held, path) and untouched(held))
+
+
+def _update_once(layout: Layout, path: Path, rel: str, change: Callable[[TextFile | None], str]) -> str:
+    """One pass: an answer decided on what was read (nothing to change, or an error such as "no entry")
+    is given only if that read is still the note; else `ChangedMeanwhile` and the next pass reads again."""
+    with held_note(layout, path, rel) as (current, held):
+        try:
+            new_text = change(current)
+        except MemvaultError:
+            if not whole(held, path):
+                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it") from None
+            raise
+        if current is not None and new_text == current.text:
+            if not whole(held, path):
+                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+            return new_text  # nothing changed: no write, so no mtime change and no reindex
+        data = (current or TextFile("")).encode(new_text)
+        if len(data) > MAX_NOTE_BYTES:  # it could not be read again: refused, nothing written
+            raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note "
+                             "limit; nothing written (move some of it to another note)")  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, current.sha256 if current else ABSENT, held=held)
+        return new_text
+
+
+def kept_changing(rel: str, last: ChangedMeanwhile | None = None, tries: int = TRIES) -> ChangedMeanwhile:
+    why = f"; last: {str(last).partition(': ')[2]}" if last is not None else ""
+    return ChangedMeanwhile(f"{rel} kept changing while memvault wrote it ({tries} tries{why}): nothing written; "
                             "save again once the editor is done")  # fmt: skip

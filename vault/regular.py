@@ -30,7 +30,11 @@ class NotRegular(OSError):
 
 def read_regular(path: Path | str) -> bytes:
     """The bytes of a regular file; `NotRegular` (an OSError) for anything else, checked before it is
-    opened and again on what was opened, which is opened without blocking."""
+    opened and again on what was opened, which is opened without blocking. A file a program has open for
+    writing (an editor saving in place: truncate, then write) is read once it is closed, where the system
+    can tell (`vault.swap.read_whole`), so a reader never takes an empty or half-written save for the note."""
+    from memvault.vault.swap import read_whole
+
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
         raise NotRegular(path, mode)
@@ -40,9 +44,6 @@ def read_regular(path: Path | str) -> bytes:
         if not stat.S_ISREG(mode):
             raise NotRegular(path, mode)
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            return fh.read()
+        return read_whole(fd)
     finally:
-        if fd >= 0:
-            os.close(fd)
+        os.close(fd)

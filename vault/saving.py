@@ -31,16 +31,18 @@ from memvault.vault.fileio import (
     ChangedMeanwhile,
     TextFile,
     atomic_write,
+    held_note,
     kept_changing,
-    read_note,
     update_note,
     vault_lock,
+    whole,
 )
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, vault_file
 from memvault.vault.sections import entry_lines, insert_in_section
 from memvault.vault.supersede import mark_superseded, pointer, points_at
+from memvault.vault.swap import Held
 from memvault.vault.trash import trash_entry
 
 
@@ -203,12 +205,13 @@ class NewEntry:
 class BatchSaved:
     """What a batch did, entry by entry (`statuses[i]` for `entries[i]`): `added`, `unchanged`
     (already in the note), `refused` (with `reasons[i]`: a guard, or a key the note already holds)
-    or `frozen` (the note exists and may not be changed: nothing was written)."""
+    or `frozen` (the note exists and may not be changed: nothing was written); `written`: the note was."""
 
     path: Path
     statuses: list[str]
     reasons: list[str | None]
     created_sections: list[str] = field(default_factory=list)
+    written: bool = False
 
     def count(self, status: str) -> int:
         return self.statuses.count(status)
@@ -270,13 +273,14 @@ def save_batch(
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
     prepared, reasons = _prepare_all(entries)
     with vault_lock(layout, sweep=path.parent):
+        last = None
         for _ in range(TRIES):  # written only over the version read: an editor's save meanwhile, and again
             try:
                 return _batch_once(layout, path, entries, prepared, list(reasons), prefix, template, on_add,
                                    create_only)  # fmt: skip
-            except ChangedMeanwhile:
-                continue
-    raise kept_changing(layout.relative(path))
+            except ChangedMeanwhile as exc:
+                last = exc
+    raise kept_changing(layout.relative(path), last)
 
 
 def _batch_once(
@@ -285,10 +289,22 @@ def _batch_once(
     create_only: bool,
 ) -> BatchSaved:  # fmt: skip
     rel = layout.relative(path)
+    vault_file(layout, path, rel)
+    with held_note(layout, path, rel) as (current, held):
+        saved = _batch_on(layout, path, rel, current, held, entries, prepared, reasons, prefix, template, on_add,
+                          create_only)  # fmt: skip
+        if saved.written or whole(held, path):  # what was decided on a read is told only if it still stands
+            return saved
+    raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+
+
+def _batch_on(
+    layout: Layout, path: Path, rel: str, current: TextFile | None, held: Held | None, entries: Sequence[NewEntry],
+    prepared: list[str | None], reasons: list[str | None], prefix: str, template: Callable[[], str],
+    on_add: Callable[[str, dict[str, int]], str] | None, create_only: bool,
+) -> BatchSaved:  # fmt: skip
     statuses = ["refused" if entry is None else "added" for entry in prepared]
     created: list[str] = []
-    vault_file(layout, path, rel)
-    current = read_note(path, rel, layout=layout) if path.exists() else None
     if current is not None and create_only:
         return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
     body = current.text if current else template()
@@ -307,5 +323,5 @@ def _batch_once(
         raise UsageError(f"{rel} would be {len(data):,} bytes, over the {MAX_NOTE_BYTES:,}-byte note limit; "
                          "save fewer entries at once")  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data, current.sha256 if current else ABSENT)
-    return BatchSaved(path, statuses, reasons, created)
+    atomic_write(path, data, current.sha256 if current else ABSENT, held=held)
+    return BatchSaved(path, statuses, reasons, created, written=True)

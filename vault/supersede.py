@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from memvault.vault.entries import SAVED, Entry, entry_ids, entry_ref, iter_entries, version_id
 from memvault.vault.errors import UsageError
-from memvault.vault.fileio import TextFile, split_lines, update_note
+from memvault.vault.fileio import FINISH_TRIES, TextFile, split_lines, update_note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout
 
@@ -54,5 +54,5 @@ def mark_superseded(layout: Layout, target: Entry, day: str) -> int:
         found.append(entry.start_line)
         return "".join(lines)
 
-    update_note(layout, layout.root / rel, change)
+    update_note(layout, layout.root / rel, change, tries=FINISH_TRIES)  # the correction is written: finish
     return found[0]

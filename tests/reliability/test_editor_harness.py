@@ -1,20 +1,26 @@
 """Issue 25's editor harness: 4 writers doing keyed remember, forget, restore and correct through the
-CLI (50 operations each, the daemon running), while a person's editor saves MEMORY.md every 100 ms by
-temp file and rename, inserting a line at the top; once more with the daemon SIGKILLed and restarted
-at random moments. Counted at the end: editor saves lost (each save's marker line must be there) and
+CLI (50 operations each, the daemon running), while a person's editor saves MEMORY.md, inserting a line
+at the top; once more with the daemon SIGKILLed and restarted at random moments. Counted at the end:
+editor saves lost (each save's marker line must be there), the note's 40 first entries lost, and
 acknowledged writes lost or doubled (each key must hold exactly what its writer's last acknowledged
 operation left: one current entry with that text, or none).
 
-The editor is a careful one, as memvault is: it swaps its save in (RENAME_EXCHANGE) and puts back a
-version it did not read. An editor that renames blindly can itself drop a write memvault had
-acknowledged a moment before (it saves what it read), and then no count of memvault's could be true.
+The editors (issue 43 added the in-place ones and memvault without the exchange):
+- `rename`: every 100 ms a temp file swapped in (RENAME_EXCHANGE), a version it did not read put back;
+- `in-place`: every 10 ms the note opened for writing, read, truncated and written again in 4 KiB
+  writes with a pause between them, so a reader sees it empty or partial;
+- `in-place-blind`: the same, but read first and opened with O_TRUNC after, as a shell's `>` does. It
+  can itself drop a write memvault acknowledged a moment before (it saves what it read), so with it only
+  the editor's saves and the first entries are counted, never memvault's keys.
+An editor that renames blindly can drop memvault's writes the same way, and is not run.
 
-Run with `pytest -m reliability_full tests/reliability/test_editor_harness.py` (about 2 minutes).
+Run with `pytest -m reliability_full tests/reliability/test_editor_harness.py` (about 2 minutes a run).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import subprocess
@@ -71,6 +77,38 @@ while not os.path.exists(stop):
     time.sleep(0.1)
 print(saves, tries)
 """
+IN_PLACE_EDITOR = r"""
+import os, sys, time
+path, stop, blind = sys.argv[1], sys.argv[2], sys.argv[3] == "blind"
+saves = 0
+
+def put(fd, data):
+    for at in range(0, len(data), 4096):  # 4 KiB writes, a reader may land between any two
+        os.write(fd, data[at:at + 4096])
+        time.sleep(0.001)
+
+while not os.path.exists(stop):
+    try:  # without the exchange, memvault renames the note aside for a few microseconds: open it again
+        if blind:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        else:
+            fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        continue
+    if not blind:
+        data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+    head, sep, rest = data.partition(b"\n")
+    put(fd, head + sep + f"<!-- editor save {saves} -->\n".encode() + rest)
+    os.close(fd)
+    saves += 1
+    time.sleep(0.01)
+print(saves, saves)
+"""
+FIRST = 40  # entries the note holds before the run, each a line long enough that the note spans 4 KiB writes
 TRASHED = re.compile(r"in the trash as (\S+) ")
 REFUSED = ("changed while", "kept changing")
 
@@ -86,9 +124,9 @@ class Tally:
 class Writer(threading.Thread):
     """One agent: its own keys, one operation at a time, a model of what each key holds."""
 
-    def __init__(self, layout, n: int, tally_: Tally, lock: threading.Lock) -> None:
+    def __init__(self, layout, n: int, tally_: Tally, lock: threading.Lock, blind: bool = False) -> None:
         super().__init__(daemon=True)
-        self.layout, self.n, self.tally, self.lock = layout, n, tally_, lock
+        self.layout, self.n, self.tally, self.lock, self.blind = layout, n, tally_, lock, blind
         self.rng = random.Random(1000 + n)
         self.keys = [f"w{n}-k{j}" for j in range(KEYS)]
         self.model: dict[str, str | None] = dict.fromkeys(self.keys)
@@ -127,9 +165,10 @@ class Writer(threading.Thread):
                 self.tally.interrupted += 1
             self.model[key] = _current(self.layout, key)
             self.trashed.pop(key, None)
-        else:
-            with self.lock:
-                self.tally.unexpected.append(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr.strip()}")
+        else:  # the blind editor saves over what it read: a forget undone, a key doubled, are its own
+            if not self.blind:
+                with self.lock:
+                    self.tally.unexpected.append(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr.strip()}")
             self.model[key] = _current(self.layout, key)
 
 
@@ -150,14 +189,21 @@ def _running(layout) -> int | None:
     return None if pid_gone(pid) else pid
 
 
-def _harness(layout, tmp_path, kill_daemon: bool) -> dict[str, int]:
+def _harness(layout, tmp_path, kill_daemon: bool, editing: str = "rename", lacks: str = "") -> dict[str, int]:
+    """`editing`: which editor saves meanwhile; `lacks`: what memvault's file system is made to lack
+    (`MEMVAULT_FS_LACKS`, for the daemon and every CLI run)."""
+    assert os.environ.get("MEMVAULT_FS_LACKS", "") == lacks  # the CLI runs inherit it, and their daemons
     assert run_cli(layout, "init", "--lang", "en").returncode == 0
+    first = [f"- first fact {i}: " + "a line a person wrote long ago, kept through every save " * 2
+             for i in range(FIRST)]  # fmt: skip
+    layout.memory_md.write_text(layout.memory_md.read_text(encoding="utf-8") + "\n".join(first) + "\n")
     assert run_cli(layout, "daemon", "start", "--debounce", "0.3").returncode == 0
     stop, pids = tmp_path / "stop", [daemon_pid(layout)]
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(layout.memory_md), str(stop)],
+    script, args = (EDITOR, []) if editing == "rename" else (IN_PLACE_EDITOR, [editing.removeprefix("in-place-")])
+    editor = subprocess.Popen([sys.executable, "-c", script, str(layout.memory_md), str(stop), *args],
                               stdout=subprocess.PIPE, text=True)  # fmt: skip
     tally_, lock, kills = Tally(), threading.Lock(), [0]
-    writers = [Writer(layout, n, tally_, lock) for n in range(WRITERS)]
+    writers = [Writer(layout, n, tally_, lock, editing == "in-place-blind") for n in range(WRITERS)]
 
     writing = threading.Event()
     writing.set()
@@ -189,16 +235,20 @@ def _harness(layout, tmp_path, kill_daemon: bool) -> dict[str, int]:
             stop_daemon(layout, pid)
     text = layout.memory_md.read_text(encoding="utf-8")
     lost_saves = [n for n in range(saves) if f"<!-- editor save {n} -->" not in text]
+    lost_first = [line for line in first if line + "\n" not in text]
     wrong = {key: (want, got) for w in writers for key, want in w.model.items()
              if (got := _current(layout, key)) != want}  # fmt: skip
-    report = {"editor saves": saves, "editor retries": tries - saves, "editor saves lost": len(lost_saves),
+    report = {"editor": editing, "lacks": lacks, "editor saves": saves, "editor retries": tries - saves,
+              "editor saves lost": len(lost_saves), "first entries lost": len(lost_first),
               "acknowledged": tally_.acknowledged, "refused": tally_.refused, "interrupted": tally_.interrupted,
               "daemon kills": kills[0], "keys wrong": len(wrong)}  # fmt: skip
     print(json.dumps(report))
     tally("concurrency", tally_.acknowledged + tally_.refused + saves)  # write calls and editor saves
     assert not tally_.unexpected, tally_.unexpected[:5]
     assert saves > 20 and not lost_saves, f"{len(lost_saves)} of {saves} editor saves lost: {lost_saves[:10]}"
-    assert not wrong, f"acknowledged writes lost or doubled: {list(wrong.items())[:5]}"
+    assert not lost_first, f"{len(lost_first)} of {FIRST} first entries lost"
+    if editing != "in-place-blind":
+        assert not wrong, f"acknowledged writes lost or doubled: {list(wrong.items())[:5]}"
     assert tally_.acknowledged > WRITERS * OPS // 2
     return report
 
@@ -212,3 +262,14 @@ def test_editor_harness_with_the_daemon_running(layout, tmp_path):
 def test_editor_harness_with_the_daemon_killed_at_random(layout, tmp_path):
     report = _harness(layout, tmp_path, kill_daemon=True)
     assert report["daemon kills"] >= 3
+
+
+@pytest.mark.reliability_full
+@pytest.mark.parametrize(
+    ("editing", "lacks"),
+    [("rename", "exchange"), ("in-place", ""), ("in-place", "exchange"), ("in-place-blind", ""),
+     ("in-place-blind", "exchange")],
+)  # fmt: skip
+def test_editor_harness_in_place_and_without_the_exchange(layout, tmp_path, monkeypatch, editing, lacks):
+    monkeypatch.setenv("MEMVAULT_FS_LACKS", lacks)
+    _harness(layout, tmp_path, kill_daemon=False, editing=editing, lacks=lacks)
