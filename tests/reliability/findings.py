@@ -128,4 +128,18 @@ FINDINGS: tuple[Finding, ...] = (
         "asked again said 'no entry' (issue 25, case 11)",
         "tests/test_purge.py::test_a_purge_killed_midway_is_finished_by_the_next[mid-manifest]",
     ),
+    Finding(
+        "concurrency", "vault/fileio.py, vault/swap.py",
+        "an editor saving in place (truncate, then write) while memvault wrote: memvault read the empty note, "
+        "swapped in 'nothing + its change' and the editor's bytes went into the displaced inode: 40 entries "
+        "became 1 (issue 43)",
+        "test_editor_in_place.py::test_an_in_place_save_started_while_memvault_writes_is_kept, "
+        "test_a_read_of_the_truncated_note_is_never_trusted",
+    ),
+    Finding(
+        "concurrency", "vault/fileio.py, vault/swap.py",
+        "without the atomic exchange (macOS, some network and FUSE file systems) a rename-style save between "
+        "memvault's check and its rename was lost (issue 43)",
+        "test_editor_in_place.py::test_without_the_exchange_a_rename_save_at_memvaults_rename_is_kept",
+    ),
 )  # fmt: skip
