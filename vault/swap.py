@@ -48,6 +48,7 @@ _CONTENDED: dict[str, float] = {}  # path -> when a program was last seen openin
 HOLD_WAIT = 2.0  # how long a program may hold the note open for writing before this try gives up
 ASIDE = "aside"  # `.NAME.PID.aside`: the version read, renamed aside while memvault's is linked in
 KEPT = "kept"  # `.NAME.PID.kept`: a version displaced that could not be put back; swept into the trash
+_HELD: set[tuple[int, int]] = set()  # (device, inode) of the notes this process holds now
 _OURS: dict[str, tuple[int, int, int]] = {}  # path -> (inode, mtime, size) memvault itself wrote last
 
 
@@ -103,6 +104,9 @@ def read_whole(fd: int) -> bytes:
     """A regular file's bytes once no program has it open for writing (waiting up to `HOLD_WAIT`), read
     under a read lease so that a save starting meanwhile is seen: then it is read again. Where no lease
     is granted, read as it is."""
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) in _HELD:  # this process holds it (a write under way here): as it is
+        return _read_fd(fd)
     deadline = time.monotonic() + HOLD_WAIT
     while (leased := _lease(fd)) is None and time.monotonic() < deadline:
         time.sleep(0.005)
@@ -132,7 +136,7 @@ def holding(path: Path) -> Iterator[Held | None]:
         except FileNotFoundError:
             yield None
             return
-        wait = _why_wait(fd, path)
+        wait, leased = _why_wait(fd, path)
         if wait is None:
             break
         os.close(fd)
@@ -140,30 +144,33 @@ def holding(path: Path) -> Iterator[Held | None]:
             raise ChangedMeanwhile(f"{path}: {wait} for over {HOLD_WAIT:.0f}s while memvault was writing it")
         time.sleep(0.01)
     st = os.fstat(fd)
-    held = Held(fd, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_size, _leased(fd), str(path))
+    held = Held(fd, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_size, leased, str(path))
+    _HELD.add((st.st_dev, st.st_ino))
     try:
         yield held
     finally:
+        _HELD.discard((st.st_dev, st.st_ino))
         if held.leased:
             _unlease(fd)
         os.close(fd)
 
 
-def _why_wait(fd: int, path: Path) -> str | None:
+def _why_wait(fd: int, path: Path) -> tuple[str | None, bool]:
     """Why the note cannot be held yet (a writer has it open, or it was just modified and no lease can
-    tell whether a save is under way), or None once it can."""
+    tell whether a save is under way), or None once it can; and whether a lease was granted (one broken
+    the next moment is still one: `untouched` then says so, where a re-check would say "no lease")."""
     leased = _lease(fd)
     if leased is None:
         _CONTENDED[str(path)] = time.monotonic()
-        return "held open for writing by another program"
+        return "held open for writing by another program", False
     if leased:
-        return None
+        return None, True
     st = os.fstat(fd)
     if _OURS.get(str(path)) == (st.st_ino, st.st_mtime_ns, st.st_size):
-        return None  # memvault's own last write, untouched since
+        return None, False  # memvault's own last write, untouched since
     if time.time_ns() - st.st_mtime_ns < SETTLE * 1e9:
-        return "kept being modified"
-    return None
+        return "kept being modified", False
+    return None, False
 
 
 def read_held(held: Held) -> bytes:
