@@ -94,10 +94,7 @@ def _lease(fd: int) -> bool | None:
 
 def _read_fd(fd: int) -> bytes:
     os.lseek(fd, 0, os.SEEK_SET)
-    parts = []
-    while chunk := os.read(fd, 1 << 20):
-        parts.append(chunk)
-    return b"".join(parts)
+    return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
 
 
 def read_whole(fd: int) -> bytes:
