@@ -330,19 +330,20 @@ def update_note(
 @contextmanager
 def held_note(layout: Layout, path: Path, rel: str) -> Iterator[tuple[TextFile | None, Held | None]]:
     """The note read while it is held (`vault.swap.holding`): a whole save, not an in-place save's empty
-    or partial file; (None, None) when there is no note. `whole` tells later whether it still is."""
+    or partial file; (None, None) when there is no note. `still_whole` tells later whether it still is."""
     with holding(path) as held:
         current = read_note(path, rel, layout=layout) if held is not None else None
         if held is not None and current is not None:
             held.sha256 = current.sha256
-            if not whole(held, path):
-                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+            still_whole(held, path, rel)
         yield current, held
 
 
-def whole(held: Held | None, path: Path) -> bool:
-    """What was read is still the note: nobody replaced it, wrote into it or opened it for writing since."""
-    return held is None or (names(held, path) and untouched(held))
+def still_whole(held: Held | None, path: Path, rel: str) -> None:
+    """What was read is still the note (nobody replaced it, wrote into it or opened it for writing since),
+    so what was decided on it may be told; `ChangedMeanwhile` otherwise, and the next pass reads again."""
+    if held is not None and not (names(held, path) and untouched(held)):
+        raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
 
 
 def _update_once(layout: Layout, path: Path, rel: str, change: Callable[[TextFile | None], str]) -> str:
@@ -352,12 +353,10 @@ def _update_once(layout: Layout, path: Path, rel: str, change: Callable[[TextFil
         try:
             new_text = change(current)
         except MemvaultError:
-            if not whole(held, path):
-                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it") from None
+            still_whole(held, path, rel)
             raise
         if current is not None and new_text == current.text:
-            if not whole(held, path):
-                raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+            still_whole(held, path, rel)
             return new_text  # nothing changed: no write, so no mtime change and no reindex
         data = (current or TextFile("")).encode(new_text)
         if len(data) > MAX_NOTE_BYTES:  # it could not be read again: refused, nothing written

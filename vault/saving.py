@@ -33,9 +33,9 @@ from memvault.vault.fileio import (
     atomic_write,
     held_note,
     kept_changing,
+    still_whole,
     update_note,
     vault_lock,
-    whole,
 )
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
@@ -293,9 +293,9 @@ def _batch_once(
     with held_note(layout, path, rel) as (current, held):
         saved = _batch_on(layout, path, rel, current, held, entries, prepared, reasons, prefix, template, on_add,
                           create_only)  # fmt: skip
-        if saved.written or whole(held, path):  # what was decided on a read is told only if it still stands
-            return saved
-    raise ChangedMeanwhile(f"{rel}: changed while memvault was reading it")
+        if not saved.written:
+            still_whole(held, path, rel)  # what was decided on a read is told only if it still stands
+        return saved
 
 
 def _batch_on(

@@ -314,8 +314,7 @@ def _retire(path: Path, displaced: Path, held: Held, ours: tuple[int, int, bool]
     to what the program saves) unless a program opened ours too; then ours stays and theirs is kept."""
     if held.leased:
         time.sleep(_grace(path))
-        if not _leased(held.fd):
-            _CONTENDED[str(path)] = time.monotonic()
+        if not untouched(held):
             if ours[2] and _leased(ours[0]) and _put_back_displaced(path, displaced, ours):
                 raise ChangedMeanwhile(f"{path}: opened for writing while memvault was writing it")
             keep(path, displaced)
