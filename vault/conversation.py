@@ -11,9 +11,10 @@ subagent's (`isSidechain`), its own notes (`isMeta`), slash-command echoes and m
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from memvault.vault.entries import Entry, clip, iter_entries
 from memvault.vault.errors import GuardError, NoteReadError, UsageError
@@ -21,9 +22,15 @@ from memvault.vault.fileio import read_note
 from memvault.vault.guards import MAX_ENTRY_CHARS, check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, daily_notes
+from memvault.vault.regular import open_regular
 
 QUOTE_CHARS = 160  # each message as the summary quotes it
 LAST = 5
+# the most of a transcript one read takes, its last part: a session's lines since its last read are far
+# less (tens of MiB after a day of heavy tool use), and 64 MiB of transcript lines read in 0.2 s here
+TRANSCRIPT_WINDOW = 64 << 20
+MAX_LINE_BYTES = 8 << 20  # a longer line is a tool's output (a file read, a log), not the conversation's text
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -46,11 +53,10 @@ def parse_conversation(text: str, name: str = "conversation") -> list[Message]:
     data: Any
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{name}: JSON nested too deeply to read") from None
     except ValueError:
-        try:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except ValueError:
-            raise UsageError(f"{name}: not JSON, nor JSON lines") from None
+        data = _json_lines(text, name)
     if isinstance(data, dict):
         data = data.get("messages")
     if isinstance(data, list) and any(_transcript_line(item) for item in data):
@@ -64,6 +70,22 @@ def parse_conversation(text: str, name: str = "conversation") -> list[Message]:
         if not isinstance(role, str) or content is None:
             raise UsageError(f"{name}: message {n} is not a {{role, content}} object")
         out.append(Message(role.strip().lower(), content))
+    return out
+
+
+def _json_lines(text: str, name: str) -> list[Any]:
+    """JSON lines, split at "\n" only: U+2028, U+0085 and the other breaks `str.splitlines` knows may
+    stand inside a JSON string, where they are text, not the end of a line."""
+    out = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except RecursionError:
+            raise UsageError(f"{name}: line {n} is JSON nested too deeply to read") from None
+        except ValueError:
+            raise UsageError(f"{name}: not JSON, nor JSON lines (line {n} is not JSON)") from None
     return out
 
 
@@ -87,23 +109,86 @@ def _transcript_message(item: Any) -> dict[str, str] | None:
     return {"role": str(message.get("role") or item["type"]), "content": text}
 
 
-def read_transcript(lines: Iterable[str]) -> tuple[list[dict[str, str]], str | None]:
-    """A Claude Code transcript's conversation, as {role, content} messages in order, and its title
-    (the last `summary` line's): read line by line, so a session of tool output hundreds of MiB long
-    costs only its text; a line that is not JSON (one being written as the hook runs) is passed over."""
+@dataclass(frozen=True)
+class Transcript:
+    """A Claude Code transcript's conversation from a byte offset on: {role, content} messages in order,
+    its title (the last `summary` line's), `end` (the offset after the last whole line read, where the
+    next read of the session starts), and what was passed over: `skipped_lines` that could not be read,
+    `skipped_bytes` before the window read."""
+
+    messages: list[dict[str, str]]
+    title: str | None
+    end: int
+    skipped_lines: int = 0
+    skipped_bytes: int = 0
+
+
+def read_transcript(path: Path | str, start: int = 0) -> Transcript:
+    """A transcript file's conversation from byte `start` on (0 again when the file is shorter: another
+    transcript). Only a regular file is read (a FIFO or a device is refused, never waited on), and at
+    most its last `TRANSCRIPT_WINDOW` bytes up to its size as it is opened (a session still writing adds
+    the rest for the next read); line by line, so what it holds is the conversation's text, not the
+    tool output around it. A line that cannot be read (not JSON, nested too deeply, over `MAX_LINE_BYTES`)
+    is passed over and counted; a last line without its end that is not JSON yet is being written, and
+    is left for the next read."""
+    fd = open_regular(path)
+    with open(fd, "rb") as fh:
+        size = os.fstat(fd).st_size
+        start = start if 0 <= start <= size else 0
+        begin = max(start, size - TRANSCRIPT_WINDOW)
+        if begin > start:  # into the window at a line's start: one cut by the window is passed over
+            fh.seek(begin - 1)
+            begin = begin if fh.read(1) == b"\n" else _past_line(fh, begin, size)[0]
+        return _read_lines(fh, begin, size, skipped_bytes=begin - start)
+
+
+def _read_lines(fh: BinaryIO, pos: int, stop: int, skipped_bytes: int) -> Transcript:
     messages: list[dict[str, str]] = []
-    title = None
-    for line in lines:
-        try:
-            item = json.loads(line)
-        except ValueError:
+    title, skipped, end = None, 0, pos
+    fh.seek(pos)
+    while pos < stop:
+        line = fh.readline(min(MAX_LINE_BYTES + 1, stop - pos))
+        if not line:  # cut short meanwhile
+            break
+        pos += len(line)
+        whole = line.endswith(b"\n")
+        if not whole and len(line) > MAX_LINE_BYTES:  # too long to read: passed over, its text never held
+            pos, whole = _past_line(fh, pos, stop)
+            if not whole:
+                break  # still being written: the next read finds its end
+            skipped, end = skipped + 1, pos
             continue
+        try:
+            item = json.loads(line.decode("utf-8", errors="replace")) if line.strip() else None
+        except (ValueError, RecursionError):
+            if not whole:
+                break  # the last line, still being written
+            skipped, end = skipped + 1, pos
+            continue
+        end = pos
         if isinstance(item, dict) and item.get("type") == "summary" and isinstance(item.get("summary"), str):
             title = item["summary"]
         message = _transcript_message(item)
         if message is not None:
             messages.append(message)
-    return messages, title
+    return Transcript(messages, title, end, skipped, skipped_bytes)
+
+
+def _past_line(fh: BinaryIO, pos: int, stop: int) -> tuple[int, bool]:
+    """The offset after the line `pos` is in (read in chunks, never held whole), and whether its end
+    was found before `stop`."""
+    fh.seek(pos)
+    while pos < stop:
+        chunk = fh.read(min(_CHUNK, stop - pos))
+        if not chunk:
+            break
+        at = chunk.find(b"\n")
+        if at >= 0:
+            pos += at + 1
+            fh.seek(pos)
+            return pos, True
+        pos += len(chunk)
+    return pos, False
 
 
 def _quote(message: Message) -> tuple[str | None, str | None]:

@@ -28,13 +28,9 @@ class NotRegular(OSError):
         super().__init__(code, f"is {file_kind(mode)}, not a regular file", str(path))
 
 
-def read_regular(path: Path | str) -> bytes:
-    """The bytes of a regular file; `NotRegular` (an OSError) for anything else, checked before it is
-    opened and again on what was opened, which is opened without blocking. A file a program has open for
-    writing (an editor saving in place: truncate, then write) is read once it is closed, where the system
-    can tell (`vault.swap.read_whole`), so a reader never takes an empty or half-written save for the note."""
-    from memvault.vault.swap import read_whole
-
+def open_regular(path: Path | str) -> int:
+    """A file descriptor, blocking, on a regular file; `NotRegular` (an OSError) for anything else,
+    checked before it is opened and again on what was opened, which is opened without blocking."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
         raise NotRegular(path, mode)
@@ -44,6 +40,20 @@ def read_regular(path: Path | str) -> bytes:
         if not stat.S_ISREG(mode):
             raise NotRegular(path, mode)
         os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file (`open_regular`). A file a program has open for writing (an editor
+    saving in place: truncate, then write) is read once it is closed, where the system can tell
+    (`vault.swap.read_whole`), so a reader never takes an empty or half-written save for the note."""
+    from memvault.vault.swap import read_whole
+
+    fd = open_regular(path)
+    try:
         return read_whole(fd)
     finally:
         os.close(fd)

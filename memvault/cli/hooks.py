@@ -7,10 +7,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memvault.api import Vault
 from memvault.cli.common import Add, vault_there
 from memvault.vault.errors import UsageError
+
+if TYPE_CHECKING:
+    from memvault.hooks.settings import Changed
 
 HOOK_FAILED = 1  # Claude Code shows a hook's stderr and goes on; 2 would block the user's prompt
 
@@ -48,14 +52,23 @@ def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
     path = settings.settings_path(Path.cwd() if args.project else None, args.settings)
     if args.action == "install":
         done = settings.install(_existing(vault).layout, path, args.budget)
-        print(f"added {done.added} hooks to {path}" if done.added else f"already installed in {path}")
+        if not (done.added or done.updated):
+            print(f"already installed in {path}")
+            return 0
+        did = " and ".join(f"{what} {n} hooks" for what, n in (("added", done.added), ("updated", done.updated)) if n)
+        print(f"{did} {'to' if done.added else 'in'} {path}{_kept(done)}")
         return 0
     done = settings.uninstall(vault.layout, path)
-    if done.restored:
-        print(f"removed {done.removed} hooks from {path}: it is as it was before install")
-    else:
-        print(f"removed {done.removed} hooks from {path}" if done.removed else f"no memvault hooks in {path}")
+    if not (done.removed or done.restored):
+        print(f"no memvault hooks in {path}")
+        return 0
+    back = ": it is as it was before install" if done.restored else ""
+    print(f"removed {done.removed} hooks from {path}{back}{_kept(done)}")
     return 0
+
+
+def _kept(done: Changed) -> str:
+    return f" (the version before is kept in {done.kept})" if done.kept else ""
 
 
 def add_commands(add: Add) -> None:

@@ -14,9 +14,10 @@ model's context for the two events that take it.
   was found (tier `dense` or `keyword`): the newest entries after every prompt would be noise.
 - `PreCompact`, `SessionEnd`: the transcript's messages not yet extracted go through `extract`
   (their summary into today's note with the session's title and `[conversation:: SESSION_ID]`, the
-  user's lasting statements into REVIEW.md); how far each session got is kept in the vault's state
-  folder, so a compaction then the session's end extract each message once. `SessionEnd` stops the
-  daemon if this session's `SessionStart` started it.
+  user's lasting statements into REVIEW.md); how far each session got (the byte its last read ended
+  at) is kept in the vault's state folder, so a compaction then the session's end extract each message
+  once, and each reads only what was added since (`vault.conversation.read_transcript` bounds it).
+  `SessionEnd` stops the daemon if this session's `SessionStart` started it.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from typing import Any
 
 from memvault.api import Vault
 from memvault.hooks.state import read_state, write_state
-from memvault.vault.conversation import read_transcript
+from memvault.vault.conversation import MAX_LINE_BYTES, TRANSCRIPT_WINDOW, Transcript, read_transcript
 from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.logger import log
 
 _STATE = "claude-code-sessions.json"
 KEPT_SESSIONS = 200  # sessions whose progress is remembered, the latest first to stay
@@ -94,30 +96,51 @@ def prompt_submit(vault: Vault, payload: dict[str, Any], budget: int) -> dict[st
     return _context(recall, "UserPromptSubmit")
 
 
+def _progress(sessions: dict[str, Any], session: str) -> dict[str, Any]:
+    found = sessions.get(session)
+    return found if isinstance(found, dict) else {}
+
+
 def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The transcript's lines after the byte the session's last extraction stopped at go to `extract`."""
     from memvault.verbs.extract import Extract
 
     session = _session(payload)
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         raise UsageError('the hook\'s input has no "transcript_path"')
+    progress = _progress(_sessions(vault), session)
+    offset = progress.get("offset")
+    counted = 0 if "offset" in progress else progress.get("extracted", 0)  # messages, as earlier versions kept it
     try:
-        with open(Path(path).expanduser(), encoding="utf-8", errors="replace") as fh:
-            messages, title = read_transcript(fh)
+        transcript = read_transcript(Path(path).expanduser(), offset if isinstance(offset, int) else 0)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the transcript ({exc.strerror or exc})") from None
-    sessions = _sessions(vault)
-    done = sessions.get(session, {}).get("extracted", 0)
-    if done > len(messages):  # a transcript shorter than before is another one: start again
-        done = 0
-    new = messages[done:]
+    _report(path, transcript)
+    messages = transcript.messages
+    new = messages[counted:] if isinstance(counted, int) and 0 <= counted <= len(messages) else messages
+    title = transcript.title or progress.get("title")
     if new:
         conversation_id = session if session != "unknown" else None
         vault.run(Extract(json.dumps(new, ensure_ascii=False), path, title, conversation_id))
-        sessions = _sessions(vault)
-        sessions.setdefault(session, {})["extracted"] = len(messages)
-        _save_sessions(vault, sessions)
+    sessions = _sessions(vault)
+    done = _progress(sessions, session)
+    done.pop("extracted", None)
+    done.update({"offset": transcript.end, **({"title": title} if isinstance(title, str) else {})})
+    sessions[session] = done
+    _save_sessions(vault, sessions)
     return None
+
+
+def _report(path: str, transcript: Transcript) -> None:
+    """What was passed over, one line each on stderr (the hook still answers)."""
+    if transcript.skipped_bytes:
+        log.warning(f"{path}: over {TRANSCRIPT_WINDOW >> 20} MiB not extracted yet: only its last "
+                    f"{TRANSCRIPT_WINDOW >> 20} MiB were read ({transcript.skipped_bytes:,} bytes before them "
+                    f"passed over)")  # fmt: skip
+    if transcript.skipped_lines:
+        log.warning(f"{path}: {transcript.skipped_lines} lines of the transcript passed over (not JSON, nested "
+                    f"too deeply, or over {MAX_LINE_BYTES >> 20} MiB)")  # fmt: skip
 
 
 def stop_own_daemon(vault: Vault, session: str) -> None:

@@ -3,46 +3,73 @@
 Claude Code reads hooks from `~/.claude/settings.json` (every project) or a repository's
 `.claude/settings.json`, as `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command",
 "command", "timeout"}]}]}}`. `install` appends one group per event whose command is memvault's for
-this vault, leaving every other hook as it is (and adds nothing that is there already); `uninstall`
-removes exactly those commands. The file is replaced atomically, and only over the version read.
+this vault, leaving every other hook as it is (a hook of this vault's with another command, an earlier
+install's `--budget`, gets the new command in place); `uninstall` removes exactly this vault's hooks
+from the file as it is now, so whatever a person changed since install stays.
 
-Install remembers, in the vault's state folder, the file as it was and a hash of what it wrote: an
-uninstall that finds the file as install left it puts the old bytes back (or removes the file it
-created), so install then uninstall leaves the settings byte-identical. If the file changed since,
-only memvault's commands come out and the rest is written back as JSON.
+Both change only memvault's part of the text (`memvault.hooks.jsontext`): every other byte stays as
+the person wrote it. A symlinked file is written through its link, atomically and only over the version
+read; the version replaced is first copied into the vault's trash (`.trash/settings/`). Install also
+remembers, in the vault's state folder, the file as it was before the first install: while the file is
+as memvault's last install left it, uninstall puts those bytes back (or removes the file install
+created), so install then uninstall leaves the settings byte-identical.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
-import json
+import os
 import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memvault.hooks.jsontext import JsonTextError, Splice, Value, append, apply, parse, remove, replace
 from memvault.hooks.mcp_config import memvault_program
 from memvault.hooks.state import read_state, write_state
-from memvault.vault.errors import UsageError
+from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import ABSENT, atomic_write
-from memvault.vault.paths import Layout
+from memvault.vault.paths import Layout, vault_file
+from memvault.vault.regular import read_regular
 
 # event -> seconds Claude Code waits for the hook: the prompt ones stay short (a daemon answers in
 # a fraction of a second, a cold search in about 4 s), the transcript ones may run `extract`
 EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "PreCompact": 120, "SessionEnd": 120}
 HOST = "claude-code"
 _STATE = "hooks-installed.json"
+Ours = Callable[[str | None], bool]  # whether a hook's command is this vault's
+COPIES = "settings"  # the trash's folder for the versions of settings files install and uninstall replaced
 
 
 @dataclass(frozen=True)
 class Changed:
-    """What install or uninstall did to a settings file: hooks `added` or `removed`, and whether the
-    file was put back byte for byte (`restored`)."""
+    """What install or uninstall did to a settings file: hooks `added`, `updated` (another command of
+    this vault's) or `removed`, whether the file was put back byte for byte (`restored`), and where the
+    version it replaced was copied (`kept`)."""
 
     path: Path
     added: int = 0
+    updated: int = 0
     removed: int = 0
     restored: bool = False
+    kept: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """A settings file as read: `path` as named, `target` where its bytes are (a link's target), its
+    `data` (None: no file), `text` to edit (an empty object for an empty file) and the parsed `top` object."""
+
+    path: Path
+    target: Path
+    data: bytes | None
+    text: str
+    top: Value
+
+    def hooks(self) -> Value | None:
+        return self.top.member("hooks")
 
 
 def settings_path(project: Path | None = None, explicit: Path | None = None) -> Path:
@@ -60,96 +87,216 @@ def hook_command(layout: Layout, budget: int | None = None) -> str:
     return shlex.join([*memvault_program(), "--vault", str(layout.root.resolve()), "hook", HOST, *budget_args])
 
 
-def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
-    if not path.exists():
-        return None, {}
+def _read(path: Path) -> _Settings:
+    target = Path(os.path.realpath(path))  # a symlinked file is edited where it is, and the link kept
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if text.strip() else {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data: bytes | None = read_regular(target)  # a FIFO or device in its place is refused, never waited on
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        text = "" if data is None else data.decode("utf-8")
+        text = text if text.strip() else "{\n}\n"  # a new file laid out as Claude Code writes its own
+        top = parse(text)
+    except (UnicodeDecodeError, JsonTextError) as exc:
         raise UsageError(f"{path}: not a JSON settings file ({exc}); fix it by hand first") from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+    hooks = top.member("hooks") if top.kind == "object" else None
+    if top.kind != "object" or (hooks is not None and hooks.kind != "object"):
         raise UsageError(f'{path}: not a settings object with a "hooks" object; fix it by hand first')
-    for event, groups in data.get("hooks", {}).items():
-        if not isinstance(groups, list):
+    for event, groups in zip(hooks.keys if hooks else (), hooks.items if hooks else (), strict=True):
+        if groups.kind != "array":
             raise UsageError(f'{path}: hooks "{event}" is not a list; fix it by hand first')
-    return text, data
+    return _Settings(path, target, data, text, top)
 
 
-def _sha(text: str | None) -> str:
-    return ABSENT if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _sha(data: bytes | None) -> str:
+    return ABSENT if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _commands(group: Any) -> list[str]:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return [h.get("command") for h in hooks if isinstance(h, dict)] if isinstance(hooks, list) else []
+def _entries(groups: Value) -> Iterator[tuple[int, Value, int, Value]]:
+    """(group's index, its hooks list, the hook's index, the hook's command string) of each command hook."""
+    for g, group in enumerate(groups.items):
+        hooks = group.member("hooks") if group.kind == "object" else None
+        for h, hook in enumerate(hooks.items if hooks is not None and hooks.kind == "array" else ()):
+            command = hook.member("command") if hook.kind == "object" else None
+            if command is not None and command.kind == "string":
+                yield g, hooks, h, command  # type: ignore[misc]
 
 
-def _write(path: Path, text: str | None, data: dict[str, Any]) -> str:
-    new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, new.encode("utf-8"), expect=_sha(text))  # over the version read, or not at all
+def _texts(groups: Value | None) -> list[str | None]:
+    return [c.text for *_, c in _entries(groups)] if groups is not None else []
+
+
+def _ours(layout: Layout, recorded: dict[str, Any]) -> Ours:
+    """Whether a command is this vault's hook: the one install wrote, or any naming this vault (an
+    earlier install's, with another `--budget` or from another installation of memvault)."""
+    exact = {c for c in (recorded.get("command"), hook_command(layout)) if c}
+    vault = shlex.join(["--vault", str(layout.root.resolve()), "hook", HOST])
+    return lambda command: command is not None and (command in exact or vault in command)
+
+
+def _install_splices(found: _Settings, command: str, ours: Ours) -> tuple[list[Splice], int, int]:
+    def group(event: str) -> dict[str, Any]:
+        return {"hooks": [{"type": "command", "command": command, "timeout": EVENTS[event]}]}
+
+    hooks = found.hooks()
+    if hooks is None:
+        return [append(found.text, found.top, [("hooks", {e: [group(e)] for e in EVENTS})])], len(EVENTS), 0
+    splices, missing, added, updated = [], [], 0, 0
+    for event in EVENTS:
+        groups = hooks.member(event)
+        if groups is None:
+            missing.append((event, [group(event)]))
+            continue
+        mine = [c for *_, c in _entries(groups) if ours(c.text)]
+        if any(c.text == command for c in mine):
+            continue
+        if mine:  # installed before with another command: that one now runs this
+            splices += [replace(c, command) for c in mine]
+            updated += len(mine)
+        else:
+            splices.append(append(found.text, groups, [(None, group(event))]))
+            added += 1
+    if missing:
+        splices.append(append(found.text, hooks, missing))
+    return splices, added + len(missing), updated
+
+
+def _uninstall_splices(found: _Settings, ours: Ours) -> tuple[list[Splice], int]:
+    """Splices that take this vault's hooks out: a hook, else its group when nothing else is in it, else
+    the event when no group is left, else the "hooks" member when no event is (what install added)."""
+    hooks = found.hooks()
+    if hooks is None:
+        return [], 0
+    splices: list[Splice] = []
+    removed, gone_events = 0, set()
+    for n, groups in enumerate(hooks.items):
+        mine: dict[int, set[int]] = {}
+        lists: dict[int, Value] = {}
+        for g, hook_list, h, command in _entries(groups):
+            if ours(command.text):
+                mine.setdefault(g, set()).add(h)
+                lists[g] = hook_list
+        removed += sum(map(len, mine.values()))
+        gone = {g for g, hs in mine.items() if len(hs) == len(lists[g].items)}
+        if gone and len(gone) == len(groups.items) and hooks.unique(hooks.keys[n]):
+            gone_events.add(n)
+            continue
+        splices += [s for g, hs in mine.items() if g not in gone for s in remove(lists[g], hs)]
+        splices += remove(groups, gone) if gone else []
+    if gone_events and len(gone_events) == len(hooks.items) and found.top.unique("hooks"):
+        splices += remove(found.top, {found.top.index("hooks")})  # type: ignore[arg-type]
+    elif gone_events:
+        splices += remove(hooks, gone_events)
+    return splices, removed
+
+
+def _checked(found: _Settings, splices: list[Splice], ours: Ours, command: str | None) -> str:
+    """The new text, read back: strict JSON with `command` in every event (install) or no hook of this
+    vault's left (uninstall); anything else would be a damaged file, and is refused before writing."""
+    new = apply(found.text, splices)
+    try:
+        hooks = parse(new).member("hooks")
+    except JsonTextError:
+        right = False
+    else:
+        if command is not None:
+            right = hooks is not None and all(command in _texts(hooks.member(e)) for e in EVENTS)
+        else:
+            right = hooks is None or not any(ours(c) for groups in hooks.items for c in _texts(groups))
+    if not right:
+        raise UsageError(f"{found.path}: memvault could not change its hooks without changing the rest; edit it "
+                         f"by hand")  # fmt: skip
     return new
 
 
-def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
-    text, data = _read(path)
-    command = hook_command(layout, budget)
-    hooks = data.setdefault("hooks", {})
-    added = 0
-    for event, timeout in EVENTS.items():
-        groups = hooks.setdefault(event, [])
-        if any(command in _commands(g) for g in groups):
-            continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
-        added += 1
-    if not added:
-        return Changed(path)
-    new = _write(path, text, data)
+def _keep(layout: Layout, found: _Settings) -> Path | None:
+    """A copy of the version about to be replaced or removed, in the vault's trash (beside the file when
+    the vault is gone, as after an uninstall of a removed vault's hooks)."""
+    if found.data is None:
+        return None
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
+    try:
+        if layout.root.is_dir():
+            from memvault.vault.trash import trash_folder
+
+            folder = trash_folder(layout, COPIES)  # refused when the trash is a symlink out of the vault
+            folder.mkdir(parents=True, exist_ok=True)
+            copy = vault_file(layout, folder / f"{stamp}-{found.target.name}")
+        else:
+            copy = found.target.with_name(f"{found.target.name}.{stamp}.bak")
+        atomic_write(copy, found.data, expect=ABSENT, new_mode=0o600)  # it may hold the settings' secrets
+    except (OSError, MemvaultError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"{found.path}: cannot keep a copy of it before changing it ({why}); nothing changed") \
+            from None  # fmt: skip
+    return copy
+
+
+def _write(layout: Layout, found: _Settings, new: str | None) -> Path | None:
+    """Put `new` in place of the version read (None: remove the file), after keeping a copy of it."""
+    kept = _keep(layout, found)
+    try:
+        if new is None:
+            found.target.unlink()
+        else:
+            found.target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(found.target, new.encode("utf-8"), expect=_sha(found.data))  # over the version read
+    except OSError as exc:
+        raise UsageError(f"{found.path}: cannot write it ({exc.strerror or exc})") from None
+    return kept
+
+
+def _record(layout: Layout, key: str, entry: dict[str, Any] | None) -> None:
     state = read_state(layout, _STATE)
-    key = str(path.resolve())
-    before = state[key]["before"] if key in state else text  # installed again: the first "before" stands
-    state[key] = {"before": before, "after": _sha(new), "command": command}
-    write_state(layout, _STATE, state)
-    return Changed(path, added=added)
+    if entry is None:
+        if key not in state:
+            return
+        del state[key]
+    else:
+        state[key] = entry
+    try:
+        write_state(layout, _STATE, state)
+    except OSError as exc:
+        raise UsageError(f"{layout.state_dir / _STATE}: cannot write it ({exc.strerror or exc})") from None
+
+
+def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
+    found = _read(path)
+    command = hook_command(layout, budget)
+    key = str(found.target)
+    recorded = read_state(layout, _STATE).get(key, {})
+    ours = _ours(layout, recorded)
+    hooks = found.hooks()
+    had_ours = hooks is not None and any(ours(c.text) for g in hooks.items for *_, c in _entries(g))
+    splices, added, updated = _install_splices(found, command, ours)
+    if not splices:
+        return Changed(path)
+    new = _checked(found, splices, ours, command)
+    kept = _write(layout, found, new)
+    after = _sha(new.encode("utf-8"))
+    if not had_ours:  # the first install: the file as it was, to put back while nothing else changed
+        entry = {"before": None if found.data is None else found.data.decode("utf-8"), "after": after}
+    elif "before" in recorded and recorded.get("after") == _sha(found.data):  # only memvault changed it since
+        entry = {"before": recorded["before"], "after": after}
+    else:  # changed by a person since: uninstall takes out only the hooks
+        entry = {"after": after}
+    _record(layout, key, {**entry, "command": command})
+    return Changed(path, added=added, updated=updated, kept=kept)
 
 
 def uninstall(layout: Layout, path: Path) -> Changed:
-    text, data = _read(path)
-    state = read_state(layout, _STATE)
-    key = str(path.resolve())
-    recorded = state.get(key, {})
-    ours = {c for c in (recorded.get("command"), hook_command(layout)) if c}
-    vault = shlex.join(["--vault", str(layout.root.resolve()), "hook", HOST])
-    hooks = data.get("hooks", {})
-    removed = 0
-    for event in list(hooks):
-        kept = []
-        for group in hooks[event]:
-            mine = [c for c in _commands(group) if c in ours or (isinstance(c, str) and vault in c)]
-            if not mine:
-                kept.append(group)
-                continue
-            removed += len(mine)
-            rest = [h for h in group["hooks"] if not (isinstance(h, dict) and h.get("command") in mine)]
-            if rest:
-                kept.append({**group, "hooks": rest})
-        if kept:
-            hooks[event] = kept
-        elif len(hooks[event]):  # emptied by this removal, not empty before
-            del hooks[event]
-    restored = bool(recorded) and _sha(text) == recorded.get("after")
+    found = _read(path)
+    key = str(found.target)
+    recorded = read_state(layout, _STATE).get(key, {})
+    ours = _ours(layout, recorded)
+    splices, removed = _uninstall_splices(found, ours)
+    restored = "before" in recorded and recorded.get("after") == _sha(found.data)
+    kept = None
     if restored:  # as install left it: put the old bytes back (or remove the file it created)
-        before = recorded.get("before")
-        if before is None:
-            path.unlink()
-        else:
-            atomic_write(path, before.encode("utf-8"), expect=_sha(text))
-    elif removed:
-        if not hooks and "hooks" in data:
-            del data["hooks"]
-        _write(path, text, data)
-    if key in state:
-        del state[key]
-        write_state(layout, _STATE, state)
-    return Changed(path, removed=removed, restored=restored)
+        kept = _write(layout, found, recorded["before"])
+    elif splices:
+        kept = _write(layout, found, _checked(found, splices, ours, None))
+    _record(layout, key, None)
+    return Changed(path, removed=removed, restored=restored, kept=kept)

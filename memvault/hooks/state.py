@@ -8,12 +8,13 @@ from typing import Any
 
 from memvault.vault.fileio import atomic_write
 from memvault.vault.paths import Layout, make_state_dir
+from memvault.vault.regular import read_regular
 
 
 def read_state(layout: Layout, name: str) -> dict[str, Any]:
     try:
-        found = json.loads((layout.state_dir / name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = json.loads(read_regular(layout.state_dir / name))  # a FIFO in its place is no state, not a hang
+    except (OSError, ValueError, RecursionError):
         return {}
     return found if isinstance(found, dict) else {}
 
