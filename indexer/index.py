@@ -27,7 +27,7 @@ from memvault.indexer import deferred, vectors
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders.base import Embedder, EmbedderError
-from memvault.indexer.manifest import Manifest, cache_path
+from memvault.indexer.manifest import REBUILDING, Manifest, cache_path
 from memvault.indexer.reading import Reads
 from memvault.indexer.rows import ChunkRow, FileChunks
 from memvault.indexer.tokenizer import Tokenizer
@@ -307,7 +307,11 @@ class Index(Reads):
         - `drop`: all derived data is dropped (the embedded store removed, a manifest that cannot be
           read recreated; the embedding cache stays) and the vector store is left closed;
         - `rebuild` (`index --rebuild`): a server collection's points are deleted too, then `drop`,
-          and the store is opened again, empty.
+          and the store is opened again, empty. The manifest is marked `rebuilding` before the points
+          go and loses the mark with its rows, in one transaction: a writer killed in between left
+          the manifest listing points no longer there (a collection short for good, `index` saying
+          nothing changed); the next writer to open it finds the mark and rebuilds again
+          (`indexer.opening.settle_writer`). Once the rows are gone, the notes are new to it.
         """
         if level == "repair":
             known = self.manifest.embedded_ids()
@@ -321,7 +325,12 @@ class Index(Reads):
             self.manifest.set_meta("dirty", "0")
             return
         if level == "rebuild" and self.config.qdrant_url:
+            with self.manifest.transaction():
+                self.manifest.set_meta(REBUILDING, "1")
+                self.manifest.set_meta("dirty", "1")
+            crash_point("rebuild-marked")
             self.vector_store().clear()
+            crash_point("rebuild-cleared")
         self._close_vectors()
         if not self.config.qdrant_url:
             vectors.remove_store_files(self.edge_path)

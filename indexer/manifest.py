@@ -31,6 +31,7 @@ SCHEMA_VERSION = "5"
 # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18), "3" kept a
 # row per posting
 OLDER = ("1", "2", "3", "4")
+REBUILDING = "rebuilding"  # meta: a server collection's points are being deleted (`Index.reset("rebuild")`)
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
 _SCHEMA = """
@@ -244,11 +245,13 @@ class Manifest:
         self.db.executemany("UPDATE files SET sha256='', mtime_ns=-1 WHERE path=?", [(p,) for p in paths])
 
     def clear(self) -> None:
-        """Forget every file and chunk (a rebuild); the embedding cache, a file of its own, stays."""
+        """Forget every file and chunk (a rebuild), and with them the mark of a rebuild under way; the
+        embedding cache, a file of its own, stays."""
         try:
             with self.transaction():
                 self._drop_chunks(None)
                 self.db.execute("DELETE FROM files")
+                self.db.execute("DELETE FROM meta WHERE key = ?", (REBUILDING,))
                 self.db.execute("DROP TABLE IF EXISTS unstored")  # (`indexer.deferred`) the store goes too
         finally:
             self.bm25.changed()

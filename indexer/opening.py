@@ -18,7 +18,7 @@ from memvault.indexer.config import IndexConfig
 from memvault.indexer.embedders import DEFAULT_EMBEDDER, load_embedder
 from memvault.indexer.embedders.base import Embedder
 from memvault.indexer.index import Index
-from memvault.indexer.manifest import IndexUnavailable, Manifest
+from memvault.indexer.manifest import REBUILDING, IndexUnavailable, Manifest
 from memvault.indexer.quickcheck import settled
 from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from memvault.indexer.tokenizer import Tokenizer
@@ -111,11 +111,20 @@ def settle_writer(index: Index, recorded: str | None, defer: bool = False) -> No
         ("collection", config.collection),
     ):
         manifest.set_meta(key, value)
+    if manifest.get_meta(REBUILDING) == "1":  # killed between clearing a collection and forgetting its rows
+        log.warning(f"{index.vectors.description}: a rebuild was cut short; rebuilding it")
+        index.reset("rebuild")
     deferred.settle(manifest, index.vectors)  # the points an edit left unstored, before any other store write
     if manifest.get_meta("dirty") == "1":
         index.reset("repair")
     elif getattr(index.vectors, "created", False) and manifest.chunk_count():
         log.warning(f"{index.vectors.description}: the vector store was missing; re-adding every note to it")
+        index.reset("repair")
+    elif isinstance(index.vectors, ClientStore) and (held := index.vectors.count()) != (
+        listed := manifest.chunk_count() - manifest.waiting_count()
+    ):  # points gone behind the manifest's back (or killed mid-way in a way no mark records)
+        log.warning(f"{index.vectors.description}: holds {held} points where this vault's index lists {listed}; "
+                    "bringing it in step")  # fmt: skip
         index.reset("repair")
     if manifest.get_meta("chunker") != CHUNKER_VERSION:
         manifest.invalidate(manifest.files())  # re-chunk all; unchanged text stays cached

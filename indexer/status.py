@@ -44,6 +44,8 @@ def vault_status(layout: Layout) -> dict[str, Any]:
             }
             chunks = int(db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
             waiting = int(db.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0])
+            if meta.get("rebuilding") == "1":  # (`manifest.REBUILDING`) a rebuild cut short: every point goes in again
+                waiting = chunks
         except sqlite3.DatabaseError:  # also a manifest of an older format, until the next `index`
             meta, files, chunks, waiting = {"store": "unreadable manifest"}, {}, 0, 0
         finally:

@@ -349,9 +349,19 @@ class ClientStore:
             if offset is None:
                 return out - {MARKER}
 
+    @from_server
+    def count(self) -> int:
+        """How many points the collection holds, the lease's marker aside (the server counts them)."""
+        units = self._m.Filter(must_not=[self._m.HasIdCondition(has_id=[MARKER])])
+        return int(self.client.count(self.collection, count_filter=units, exact=True).count)
+
+    @from_server
     def clear(self) -> None:
-        """Every point gone, and the unit length with them: the next write sets it afresh (`index --rebuild`)."""
-        self.delete(sorted(self.ids()))
+        """Every point gone (one request, however many: the server deletes them), and the unit length with
+        them: the next write sets it afresh (`index --rebuild`). The lease's marker stays."""
+        self._writing()
+        units = self._m.Filter(must_not=[self._m.HasIdCondition(has_id=[MARKER])])
+        self.client.delete(self.collection, points_selector=self._m.FilterSelector(filter=units))
         self.record(avgdl=None)
 
     def flush(self) -> None:

@@ -150,7 +150,8 @@ class Scopes:
         done = [(name, vault.run(Export())) for name, vault in self.read(scope)]
         rows = [{"scope": name, **entry} for name, reply in done for entry in reply.entries]
         days = [{"scope": name, **day} for name, reply in done for day in reply.days]
-        return export_document(rows, days)
+        skipped = [("" if name == "project" else f"[{name}] ") + why for name, reply in done for why in reply.skipped]
+        return export_document(rows, days, skipped=skipped)
 
     def close(self) -> None:
         if self._user is not None:

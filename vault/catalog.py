@@ -115,7 +115,7 @@ def _patched(layout: Layout, year: int, current: bytes, days: dict[dt.date, Path
     from their notes (a day gone from the notes loses its line): the same text as `expected`, without
     reading a year of notes for one edit."""
     lines: dict[dt.date, str] = {}
-    for line in current.decode("utf-8").splitlines():
+    for line in filter(None, current.decode("utf-8").split("\n")):  # a line ends at "\n" only, as written
         day, _, summary = line.partition("\t")
         lines[dt.date.fromisoformat(day)] = summary
     for day in changed | (days.keys() - lines.keys()):

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from memvault.vault.entries import Entry, check_tag, clip, entry_ids, entry_ref, says_same, tags_in, vault_entries
+from memvault.vault.entries import (
+    Entry,
+    clip,
+    entry_ids,
+    entry_ref,
+    escape,
+    says_same,
+    tags_in,
+    vault_entries,
+)
 from memvault.vault.errors import NoteReadError, UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.supersede import mark_superseded, pointer, points_at
@@ -37,6 +46,8 @@ class Corrected:
 
 def _valid_tags(text: str) -> tuple[str, ...]:
     """The old entry's own `#tags`, those a save accepts, so the correction lists with it."""
+    from memvault.vault.saving import check_tag  # the writing side's: a search imports this module
+
     out = []
     for tag in tags_in(text):
         try:
@@ -65,7 +76,7 @@ def correct(
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
     topic = match or target.key or clip(target.fact, 60)  # what the person named it by, else what it said
-    if target.corrects and says_same(target.text, text):  # run again: this correction is the current version
+    if target.corrects and says_same(target.text, escape(text)):  # run again: the correction is the current one
         note_in_summary(layout, now.date(), topic, text)
         return _finish(layout, target, now.date().isoformat())
     if target.superseded:

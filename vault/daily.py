@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 
+from memvault.vault.days import check_day
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.fileio import read_note, split_lines
 from memvault.vault.paths import Layout, inside
@@ -48,12 +50,13 @@ def append_daily(
 
     Today's entries are stamped with the time; entries for another day are not,
     since the time of writing says nothing about that day. Past days are history: a missing one may
-    be created (an import, a backfill), an existing one is never changed by a save.
+    be created (an import, a backfill), an existing one is never changed by a save. A day to come is
+    refused (`vault.days.check_day`).
     """
     if section not in DAILY_SECTIONS:
         raise UsageError(f"{section!r}: unknown daily section; use one of {', '.join(DAILY_SECTIONS)}")
     now = now or dt.datetime.now()
-    day = day or now.date()
+    day = check_day(day or now.date(), now.date())
     rel = layout.relative(layout.daily_note(day))
     path = inside(layout, rel)
     spec = DAILY_SECTIONS[section]
@@ -86,7 +89,8 @@ def daily_title(section: str, lang: str) -> str:
 def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry]) -> BatchSaved:
     """Write a day's missing note with all these entries at once (sections as `daily_title` reads
     them, counters counted, no time stamp). A note that exists is never changed here, today's
-    neither: every entry comes back `frozen`, for the caller to put elsewhere."""
+    neither: every entry comes back `frozen`, for the caller to put elsewhere. A day to come is refused."""
+    check_day(day)
     lang = vault_lang(layout)
     counters = {spec[lang][0]: spec[lang][1] for spec in DAILY_SECTIONS.values()}
 
@@ -95,6 +99,6 @@ def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry]) -> Bat
             text = _bump_counter(text, counters[title], n) if title in counters and n else text
         return text
 
-    titled = [NewEntry(e.text, daily_title(e.section, lang), e.key, e.tags, fields=e.fields) for e in entries]
+    titled = [dataclasses.replace(e, section=daily_title(e.section, lang), saved=None) for e in entries]
     path = inside(layout, layout.relative(layout.daily_note(day)))
     return save_batch(layout, path, titled, "- ", lambda: daily_template(day, lang), count, create_only=True)

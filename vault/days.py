@@ -25,15 +25,32 @@ from memvault.vault.templates import DAILY_SECTIONS
 
 SUMMARY_KEY = "index"
 SUMMARY_CHARS = 300
+DAYS_AHEAD = 1  # a day's note may be written this far ahead of today: a clock or a time zone ahead of this one's
+# where `str.splitlines` breaks a line besides "\n" and "\r" (which a summary may not hold): spaces in a summary,
+# so it stays one line in the frontmatter (YAML breaks at U+0085, U+2028, U+2029 too) and the catalog
+_BREAKS = str.maketrans(dict.fromkeys("\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-][^\W_])*|\d+", re.UNICODE)
 _CJK = on_first_use(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
+def check_day(day: dt.date, today: dt.date | None = None, where: str = "") -> dt.date:
+    """A day memvault may write a daily note (or its summary) for: any day up to today, and `DAYS_AHEAD`
+    past it; a day to come has nothing to say yet, and its note would sort first, as the newest, for ever."""
+    today = today or dt.date.today()
+    if day > today + dt.timedelta(days=DAYS_AHEAD):
+        prefix = f"{where}: " if where else ""
+        raise UsageError(f"{prefix}{day.isoformat()} is a day to come (today is {today.isoformat()}); memvault "
+                         "writes no daily note ahead of its day")  # fmt: skip
+    return day
+
+
 def check_summary(text: object, where: str = "") -> str:
-    """A summary is one line of at most 300 characters, without tabs (the catalog is tab-separated)."""
+    """A summary is one line of at most 300 characters, without tabs (the catalog is tab-separated); the
+    other characters a line breaks at (U+2028, U+0085, \\v, ...) are spaces in it."""
     prefix = f"{where}: " if where else ""
     if not isinstance(text, str) or not text.strip():
         raise UsageError(f"{prefix}a day's summary (index) is one line of text")
+    text = text.translate(_BREAKS)
     if "\n" in text.strip() or "\r" in text or "\t" in text:
         raise UsageError(f"{prefix}a day's summary (index) is one line, without tabs")
     if len(text.strip()) > SUMMARY_CHARS:
@@ -65,7 +82,9 @@ def summary_problem(note: Note) -> str | None:
 
 def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
     """Set the day's `index` in its frontmatter (the note is created from `template` if missing),
-    every other byte as it was: a line replaced, or added before the frontmatter's end."""
+    every other byte as it was: a line replaced, or added before the frontmatter's end. Not for a day to
+    come (`check_day`)."""
+    check_day(day)
     summary = check_summary(text)
     path = layout.daily_note(day)
     line = f"{SUMMARY_KEY}: {json.dumps(summary, ensure_ascii=False)}"  # a YAML double-quoted scalar

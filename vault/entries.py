@@ -15,8 +15,9 @@ in any editor, the way Obsidian writes inline fields and tags:
 - `<!-- saved YYYY-MM-DD -->` (hidden when the note is rendered, left out of the index) is the
   day memvault last wrote an entry of MEMORY.md; a daily note's entries have the note's day.
 
-Hand-written entries are parsed exactly like memvault's own. A daily note's
-overview counters are not entries.
+Hand-written entries are parsed exactly like memvault's own. A text memvault is asked to save makes no
+field: one in it is escaped (`escape`); a `#tag` in it stays a tag, the way a person tags a fact in
+its words. A daily note's overview counters are not entries.
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ from memvault.vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 MARKER = re.compile(r"^([ \t]*)((?:[-*+]|\d{1,9}[.)])[ \t]+)(?=\S)")  # an item, at any indentation
+FIELD_NAMES = "key|superseded|corrects|source|conversation"  # the inline fields memvault reads
 SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
-FIELDS = re.compile(r"\[(key|superseded|corrects|source|conversation)::[ \t]*([^\]\n]*?)[ \t]*\]")
+FIELDS = re.compile(rf"\[({FIELD_NAMES})::[ \t]*([^\]\n]*?)[ \t]*\]")
+# what a saved text holds that would read as memvault's own markup (`[key:: K]`, `<!-- saved DAY -->`), with
+# the backslashes already before its colons or `!`: escaping adds one, reading it back as text takes one
+_MARKUP = (re.compile(rf"(\[(?:{FIELD_NAMES}))(\\*)(::)"),
+           re.compile(r"(<)(\\*)(!--[ \t]*saved[ \t]+\d{4}-\d{2}-\d{2}[ \t]*-->)"))  # fmt: skip
 TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 _TIME = re.compile(r"^\d{1,2}:\d{2} ")
 _CUT_LONG = 100  # entries and snippet lines are cut at 240 characters: anything shorter was not cut
@@ -80,9 +86,33 @@ class Entry:
         return _TIME.sub("", self.summary)
 
 
+def escape(text: str) -> str:
+    """A text to save as it reads: anything in it that memvault would read as its own markup (an inline
+    field it reads, `[key:: K]`, or its `<!-- saved DAY -->` comment) written as Markdown escapes it,
+    `[key\\:: K]` and `<\\!-- saved DAY -->`, which a Markdown viewer shows as typed and memvault
+    reads as text, never as a field: fields exist only where memvault writes them (or a person types
+    them into the note). A backslash already there gets one more, so `literal` gives the text back."""
+    for markup in _MARKUP:
+        text = markup.sub(lambda m: f"{m[1]}\\{m[2]}{m[3]}", text)
+    return text
+
+
+def literal(text: str) -> str:
+    """The text a person gave, from an entry's text as stored (`escape` undone)."""
+    for markup in _MARKUP:
+        text = markup.sub(lambda m: f"{m[1]}{m[2][1:]}{m[3]}", text)
+    return text
+
+
 def one_line(text: str) -> str:
-    """The text without its fields and `saved` comment, on one line."""
-    return " ".join(FIELDS.sub("", SAVED.sub("", text)).split())
+    """The text without its fields and `saved` comment, on one line, as it was given (`literal`)."""
+    return " ".join(literal(FIELDS.sub("", SAVED.sub("", text))).split())
+
+
+def match_form(match: str) -> str:
+    """A piece of text a person typed (`--match`) in the form `normalise` gives an entry's text, so the
+    one is looked for in the other; empty when it holds nothing to look for (spaces alone)."""
+    return normalise(escape(match))
 
 
 def normalise(text: str) -> str:
@@ -239,12 +269,17 @@ def iter_entries(note: Note) -> Iterator[Entry]:
 
 
 def vault_entries(
-    layout: Layout, rel: str | None = None, containing: str | None = None, skipped: str = ""
+    layout: Layout,
+    rel: str | None = None,
+    containing: str | None = None,
+    skipped: str = "",
+    failed: list[str] | None = None,
 ) -> Iterator[Entry]:
     """The entries of every note of the vault, notes in path order (one that cannot be read is skipped
-    here, named in a warning that ends with `skipped` when that is given; `status` and `index` name it
-    too), or of the note `rel` alone, which must be readable. With `containing`, only notes whose
-    text holds it are parsed: a key looked up in a big vault."""
+    here, named in `failed` when that is given, for the caller to report, else in a warning that ends
+    with `skipped` when that is given; `status` and `index` name it too), or of the note `rel` alone,
+    which must be readable. With `containing`, only notes whose text holds it are parsed: a key looked
+    up in a big vault."""
     if rel is not None:
         path = layout.root / rel
         if not path.is_file():
@@ -260,7 +295,9 @@ def vault_entries(
                 continue
             note = parse_note(file.rel, text)
         except NoteReadError as exc:
-            if skipped:
+            if failed is not None:
+                failed.append(str(exc))
+            elif skipped:
                 log.warning("%s; %s", exc, skipped)
             continue
         yield from iter_entries(note)
@@ -298,45 +335,7 @@ def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
     return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]
 
 
-# saving ---------------------------------------------------------------------
-_NAME = re.compile(r"^[^\W_][\w.-]{0,99}$")
-_TAG_NAME = re.compile(r"^[\w-]{1,100}$")
-
-
-def check_key(key: str) -> str:
-    """A key is one word of at most 100 letters, digits, `_`, `-` or `.` (any script), starting with a
-    letter or digit: nothing that could break the `[key:: ...]` field, a line or a path."""
-    if not _NAME.match(key):
-        raise UsageError(
-            f"{key[:60]!r}: a key is 1-100 letters, digits, '_', '-' or '.', starting with a letter or digit"
-        )
-    return key
-
-
-def check_tag(tag: str) -> str:
-    clean = tag[1:] if tag.startswith("#") else tag
-    if not _TAG_NAME.match(clean) or clean.isdigit():
-        raise UsageError(f"{tag[:60]!r}: a tag is 1-100 letters, digits, '_' or '-', not digits alone")
-    return clean
-
-
-def format_entry(
-    text: str,
-    key: str | None = None,
-    tags: tuple[str, ...] = (),
-    fields: tuple[tuple[str, str], ...] = (),
-    saved: str | None = None,
-) -> str:
-    """The entry text with the tags it lacks appended as `#tag`, then the key field and `fields`,
-    and the day it was `saved` as a comment last."""
-    missing = [t for t in tags if t not in tags_in(text)]
-    first, sep, rest = text.partition("\n")
-    suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
-    suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
-    suffix += f" <!-- saved {saved} -->" if saved else ""
-    return first + suffix + sep + rest
-
-
+# placing -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Placed:
     """What a save did: `added`, `updated` (the entry with its key was replaced in place; `old` is that

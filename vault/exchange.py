@@ -4,24 +4,28 @@ Three shapes come in: the KinetAios export (`{"version": 1, "memories": [{"conte
 "conversationId"?}]}`), a plain JSON list of strings, and memvault's own export
 (`{"memvault_export": 1, "entries": [...]}`, or its JSON-lines form: that header object on the first
 line, one entry per line after it). A file is read and checked whole before anything is written, so a
-malformed one (not UTF-8, not JSON, the wrong shape) is one line of error and changes nothing.
+malformed one (not UTF-8, not JSON, the wrong shape, a day to come) is one line of error and changes
+nothing. Another program's memory is text that is saved as said (`vault.entries.escape`); a memvault
+export's entry is an entry's text as its note held it, written back as is, fields and all.
 
 Where an entry lands: one with a day goes to that day's daily note while the note does not exist (it is
 created, as a backfill; an existing day is frozen), else to MEMORY.md, under its own section (a memvault
-export of a MEMORY.md entry) or the import's section. Text already in the vault, or earlier in the file,
-is skipped (`vault.entries.normalise`); an entry the guards refuse is named with its reason, the rest
-imported. Each note is written once, in one locked atomic write (`vault.saving.save_batch`).
+export of a MEMORY.md entry) or the import's section. Text already in the vault (a memvault export's: at
+its place), or earlier in the file, is skipped (`vault.entries.normalise`); an entry the guards refuse is
+named with its reason, the rest imported. Each note is written once, in one locked atomic write
+(`vault.saving.save_batch`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memvault.vault.daily import backfill_daily, vault_lang
-from memvault.vault.days import check_summary, read_day, set_summary, summary_of
+from memvault.vault.daily import backfill_daily, daily_title, vault_lang
+from memvault.vault.days import check_day, check_summary, read_day, set_summary, summary_of
 from memvault.vault.entries import Entry, field_in, normalise, one_line, vault_entries
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.fileio import MAX_NOTE_BYTES
@@ -56,6 +60,7 @@ class Incoming:
     tags: tuple[str, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()  # provenance kept on the entry: a KinetAios `conversation`
     stamped: bool = True  # a MEMORY.md entry with no day is saved as of today (a memvault export's keeps none)
+    stored: bool = False  # a memvault export's: the text as its note held it, written back as is (fields kept)
     day_summary: bool = False  # not an entry: the summary (frontmatter `index`) of the day `date`
 
 
@@ -70,7 +75,7 @@ class ImportResult:
 
 
 # reading --------------------------------------------------------------------
-def read_import(path: str, name: str | None = None) -> list[Incoming]:
+def read_import(path: str, name: str | None = None, today: dt.date | None = None) -> list[Incoming]:
     """The memories of an import file, checked whole; any fault is one `UsageError` naming the file."""
     label = name or path
     try:
@@ -84,11 +89,13 @@ def read_import(path: str, name: str | None = None) -> list[Incoming]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{label}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-    return parse_import(text, label)
+    return parse_import(text, label, today)
 
 
-def parse_import(text: str, label: str = "import") -> list[Incoming]:
-    """The memories of an import file's text, in any of the accepted shapes."""
+def parse_import(text: str, label: str = "import", today: dt.date | None = None) -> list[Incoming]:
+    """The memories of an import file's text, in any of the accepted shapes. A day after `today` (and the
+    day of slack `vault.days.check_day` gives) is a fault of the file: no note is written ahead of its day."""
+    today = today or dt.date.today()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -109,15 +116,15 @@ def parse_import(text: str, label: str = "import") -> list[Incoming]:
         days = data.get("days") or []
         if not isinstance(days, list):
             raise UsageError(f'{label}: "days" must be a list of {{date, summary}}')
-        return [_exported(label, i, item) for i, item in enumerate(entries, 1)] + [
-            _day(label, i, item) for i, item in enumerate(days, 1)
+        return [_exported(label, i, item, today) for i, item in enumerate(entries, 1)] + [
+            _day(label, i, item, today) for i, item in enumerate(days, 1)
         ]
     if isinstance(data, dict) and "memories" in data:
         if data.get("version", 1) != 1:
             raise UsageError(f"{label}: KinetAios export version {data['version']!r}; this memvault reads version 1")
         if not isinstance(data["memories"], list):
             raise UsageError(f'{label}: "memories" must be a list')
-        return [_kinetaios(label, i, item) for i, item in enumerate(data["memories"], 1)]
+        return [_kinetaios(label, i, item, today) for i, item in enumerate(data["memories"], 1)]
     raise UsageError(f"{label}: not an import file; expected {SHAPES}")
 
 
@@ -145,7 +152,7 @@ def _plain(label: str, i: int, item: Any) -> Incoming:
     return Incoming(i, item)
 
 
-def _kinetaios(label: str, i: int, item: Any) -> Incoming:
+def _kinetaios(label: str, i: int, item: Any, today: dt.date) -> Incoming:
     where = f'{label}: item {i} of "memories"'
     if not isinstance(item, dict) or not isinstance(item.get("content"), str):
         raise UsageError(f'{where} needs a string "content"')
@@ -158,6 +165,7 @@ def _kinetaios(label: str, i: int, item: Any) -> Incoming:
             day = dt.datetime.fromisoformat(item["createdAt"]).date().isoformat()  # the day as written there
         except ValueError:
             raise UsageError(f'{where}: "createdAt" {item["createdAt"][:40]!r} is not an ISO date-time') from None
+        check_day(dt.date.fromisoformat(day), today, f'{where}: "createdAt"')
     conversation = item.get("conversationId")
     if conversation is not None:
         try:
@@ -168,7 +176,7 @@ def _kinetaios(label: str, i: int, item: Any) -> Incoming:
     return Incoming(i, item["content"], day, daily=day is not None, fields=fields)
 
 
-def _exported(label: str, i: int, item: Any) -> Incoming:
+def _exported(label: str, i: int, item: Any, today: dt.date) -> Incoming:
     where = f'{label}: item {i} of "entries"'
     if not isinstance(item, dict) or not isinstance(item.get("text"), str):
         raise UsageError(f'{where} needs a string "text"')
@@ -184,14 +192,15 @@ def _exported(label: str, i: int, item: Any) -> Incoming:
             day = dt.date.fromisoformat(day).isoformat()
         except ValueError:
             raise UsageError(f'{where}: "date" {day[:40]!r} is not YYYY-MM-DD') from None
+        check_day(dt.date.fromisoformat(day), today, f'{where}: "date"')
     kind = note_kind(item.get("path") or "")
     section = item.get("section") or None
     return Incoming(i, item["text"], day, daily=kind == "daily" and day is not None,
                     section=section if kind == "memory" else None, daily_section=section or "conversation",
-                    key=item.get("key"), tags=tuple(tags), stamped=False)  # fmt: skip
+                    key=item.get("key"), tags=tuple(tags), stamped=False, stored=True)  # fmt: skip
 
 
-def _day(label: str, i: int, item: Any) -> Incoming:
+def _day(label: str, i: int, item: Any, today: dt.date) -> Incoming:
     where = f'{label}: item {i} of "days"'
     if not isinstance(item, dict) or not isinstance(item.get("date"), str):
         raise UsageError(f'{where} needs a string "date"')
@@ -199,6 +208,7 @@ def _day(label: str, i: int, item: Any) -> Incoming:
         day = dt.date.fromisoformat(item["date"]).isoformat()
     except ValueError:
         raise UsageError(f'{where}: "date" {item["date"][:40]!r} is not YYYY-MM-DD') from None
+    check_day(dt.date.fromisoformat(day), today, f'{where}: "date"')
     return Incoming(i, check_summary(item.get("summary"), where), day, day_summary=True)
 
 
@@ -209,21 +219,28 @@ def _kind(value: Any) -> str:
 
 
 # importing ------------------------------------------------------------------
-def _clean(text: str) -> str:
-    """One entry's text: line endings as `\\n`, blank lines dropped (a blank line would end the list
-    item, and the rest would be no entry at all), surrounding space stripped."""
+def _clean(text: str, stored: bool = False) -> str:
+    """One entry's text: line endings as `\\n`, blank lines dropped (what another program exported may
+    hold anything), surrounding space stripped. A `stored` text (a memvault export's) keeps its blank
+    lines: it is an entry's own, which a blank line inside did not end (its next line is indented)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line for line in lines if line.strip()).strip()
+    return "\n".join(line for line in lines if stored or line.strip()).strip()
 
 
 def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEFAULT_SECTION,
                     today: dt.date | None = None) -> ImportResult:  # fmt: skip
-    """Write the memories where they belong (see the module), each note in one batch; returns the counts."""
+    """Write the memories where they belong (see the module), each note in one batch; returns the counts.
+    A memvault export's entry is skipped when its text is at its place already (its day's note, or its
+    MEMORY.md section): the same words on two days, or in two sections, are two entries, and come back
+    as two. Any other file's memory is skipped when its text is anywhere in the vault. A key is held by
+    the current entry alone: a superseded version of a keyed fact (`correct`) keeps its key and takes none."""
     default = check_section_name(section)
     today_iso = (today or dt.date.today()).isoformat()
     held = list(vault_entries(layout))
     seen = {normalise(e.text) for e in held}
-    keys = {e.key: f"on {e.path}:{e.start_line}" for e in held if e.key}
+    placed = {(normalise(e.text), e.path, e.section) for e in held}
+    keys = {e.key: f"on {e.path}:{e.start_line}" for e in held if e.key and not e.superseded}
+    lang, memory_rel = vault_lang(layout), layout.relative(layout.memory_md)
     refused: list[dict[str, Any]] = []
     skipped = 0
     days: dict[str, list[tuple[Incoming, NewEntry]]] = {}
@@ -231,36 +248,44 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
     summaries = [item for item in incoming if item.day_summary]
     for item in (i for i in incoming if not i.day_summary):
         try:
-            text = _clean(item.text)
+            text = _clean(item.text, item.stored)
             key = item.key if item.key and field_in(text, "key") is None else None
-            entry = prepare_entry(text, key, item.tags)
+            entry = prepare_entry(text, key, item.tags, stored=item.stored)
             title = check_section_name(item.section) if item.section else default
         except (GuardError, UsageError) as exc:
             refused.append({"index": item.index, "reason": str(exc)})
             continue
         wanted, own_key = normalise(entry), field_in(entry, "key")
-        if wanted in seen:
+        day_note = layout.daily_note(dt.date.fromisoformat(item.date)) if item.daily and item.date else None
+        to_day = day_note is not None and not day_note.exists()
+        spots = [(wanted, memory_rel, title)]  # where an export's entry may be already, where it goes first
+        if day_note is not None:
+            spots.insert(0, (wanted, layout.relative(day_note), daily_title(item.daily_section, lang)))
+        there = any(spot in placed for spot in spots) if item.stored else wanted in seen
+        if there:
             skipped += 1
             continue
-        if own_key is not None and own_key in keys:
+        holds = own_key is not None and field_in(entry, "superseded") is None
+        if holds and own_key in keys:
             refused.append({"index": item.index, "reason": f"key {own_key} is already {keys[own_key]}"})
             continue
         seen.add(wanted)
-        if own_key is not None:
+        placed.add(spots[0] if to_day else spots[-1])
+        if holds:
             keys[own_key] = f"on item {item.index} of the file"
-        if item.daily and item.date and not layout.daily_note(dt.date.fromisoformat(item.date)).exists():
-            entry = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields)
-            days.setdefault(item.date, []).append((item, entry))
+        if to_day:
+            entry = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields, stored=item.stored)
+            days.setdefault(item.date or "", []).append((item, entry))
         else:
             day = item.date or (today_iso if item.stamped else None)
-            memory.append((item, NewEntry(text, title, key, item.tags, day, item.fields)))
+            memory.append((item, NewEntry(text, title, key, item.tags, day, item.fields, item.stored)))
     _check_size(layout, [e for _, e in memory])
     result = ImportResult(0, skipped, refused)
     for day, batch in sorted(days.items()):
         done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch])
         for (item, entry), status in zip(batch, done.statuses, strict=True):
             if status == "frozen":  # the day's note appeared meanwhile: a save may not change it
-                memory.append((item, NewEntry(entry.text, default, entry.key, entry.tags, item.date, entry.fields)))
+                memory.append((item, dataclasses.replace(entry, section=default, saved=item.date)))
         result = _tally(layout, result, done, batch)
     if memory:
         result = _tally(layout, result, remember_batch(layout, [e for _, e in memory]), memory)
@@ -323,9 +348,10 @@ def export_entry(entry: Entry) -> dict[str, Any]:
     return {**asdict(entry), "tags": list(entry.tags)}
 
 
-def export_entries(layout: Layout) -> list[dict[str, Any]]:
-    """Every entry of the vault (`vault.entries.vault_entries`), notes in path order."""
-    return [export_entry(e) for e in vault_entries(layout, skipped="skipped, not exported")]
+def export_entries(layout: Layout, failed: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every entry of the vault (`vault.entries.vault_entries`), notes in path order; each note that
+    cannot be read is named in `failed` (the export is then partial, and says so)."""
+    return [export_entry(e) for e in vault_entries(layout, skipped="skipped, not exported", failed=failed)]
 
 
 def export_days(layout: Layout) -> list[dict[str, str]]:
@@ -340,12 +366,13 @@ def export_days(layout: Layout) -> list[dict[str, str]]:
 
 
 def export_document(entries: list[dict[str, Any]], days: list[dict[str, str]] | None = None,
-                    now: dt.datetime | None = None) -> dict[str, Any]:  # fmt: skip
+                    now: dt.datetime | None = None, skipped: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
     """memvault's own export: self-describing (`memvault_export`, its version) and importable as is;
-    `days` (the days' summaries) in the head, so the JSON-lines form's first line carries them."""
+    `days` (the days' summaries) in the head, so the JSON-lines form's first line carries them, and
+    `skipped`: the notes that could not be read, each with why (a partial backup says so in itself)."""
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     return {EXPORT_MARK: EXPORT_VERSION, "exported_at": stamp, "count": len(entries), "days": days or [],
-            "entries": entries}  # fmt: skip
+            "skipped": skipped or [], "entries": entries}  # fmt: skip
 
 
 def kinetaios_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:

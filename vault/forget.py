@@ -17,6 +17,7 @@ from memvault.vault.entries import (
     entry_id,
     entry_ref,
     iter_entries,
+    match_form,
     normalise,
     vault_entries,
     version_id,
@@ -25,16 +26,18 @@ from memvault.vault.entries import (
 from memvault.vault.errors import UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
-from memvault.vault.locator import Place, parse_place
+from memvault.vault.locator import Place, check_selector, parse_place
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, inside, is_note_rel
-from memvault.vault.sections import find_sections, insert_in_section
+from memvault.vault.sections import find_sections
 from memvault.vault.supersede import points_at
 from memvault.vault.trash import (
+    Placed,
     Trashed,
     is_item,
     list_trashed,
     new_id,
+    put_back,
     read_trashed,
     remove_trashed,
     trash_entry,
@@ -54,7 +57,7 @@ class MovedEntry:
 def _matches(entry: Entry, match: str | None, where: Place | None) -> bool:
     if where is not None:
         return entry.path == where[0] and entry.start_line <= where[2] and where[1] <= entry.end_line
-    return match is not None and normalise(match) in normalise(entry.text)
+    return match is not None and match_form(match) in normalise(entry.text)
 
 
 def newest(versions: list[Entry]) -> list[Entry]:
@@ -68,6 +71,7 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
     """A KEY argument that reads as a place (`vault.locator`) names the entry that overlaps it instead."""
     if (key is None) == (match is None):
         raise UsageError("name one entry: KEY, its id (@…), PATH:LINE, PATH#L5-L7 or --match TEXT")
+    check_selector(key, match)
     place = parse_place(key or "")
     if place is None:
         return key, None
@@ -128,25 +132,23 @@ def still_there(target: Entry, same: Callable[[Entry], bool], text: str, doing: 
 
 def _cut(layout: Layout, current: TextFile, targets: list[Entry], reason: str, batch: str | None = None
          ) -> tuple[str, list[str]]:  # fmt: skip
-    """The note without `targets`, each trashed first. An entry's `after` is the note as it is once
-    it and every later target are out, so restoring a batch in line order puts each back exactly."""
+    """The note without `targets`, each trashed first. Their `after` is the note once they are all out,
+    hashed once (once per entry made a clear of 10,000 entries quadratic), and a batch's entry records
+    `at`, its line there, so restoring the batch, or the entry alone, puts it back exactly."""
     lines = split_lines(current.text)
     targets = sorted(targets, key=lambda e: e.start_line)
     kept = [True] * len(lines)
-    afters: list[str] = []
-    for entry in reversed(targets):
+    for entry in targets:
         kept[entry.start_line - 1 : entry.end_line] = [False] * (entry.end_line - entry.start_line + 1)
-        afters.append(
-            hashlib.sha256(current.encode("".join(x for x, k in zip(lines, kept, strict=True) if k))).hexdigest()
-        )
-    ids = [
-        trash_entry(
-            layout, entry, "".join(lines[entry.start_line - 1 : entry.end_line]), reason, after=after, batch=batch
-        )
-        for entry, after in zip(targets, reversed(afters), strict=True)
-    ]
+    new = "".join(x for x, k in zip(lines, kept, strict=True) if k)
+    after = hashlib.sha256(current.encode(new)).hexdigest()
+    ids, gone = [], 0  # lines of the targets above the next one
+    for entry in targets:
+        body = "".join(lines[entry.start_line - 1 : entry.end_line])
+        ids.append(trash_entry(layout, entry, body, reason, after=after, batch=batch, at=entry.start_line - gone))
+        gone += entry.end_line - entry.start_line + 1
     crash_point("after-trash")
-    return "".join(x for x, k in zip(lines, kept, strict=True) if k), ids
+    return new, ids
 
 
 @dataclass(frozen=True)
@@ -204,15 +206,17 @@ def _titles(layout: Layout, rel: str) -> set[str]:
 
 
 def restore(layout: Layout, ident: str) -> list[MovedEntry]:
-    """Put a trashed entry back, or every entry of a `clear` batch (in line order, so each goes back
-    exactly where it was when nothing else changed)."""
+    """Put a trashed entry back, or every entry of a `clear` batch (each note written once, with all of
+    its entries, each exactly where it was when nothing else changed)."""
     if is_item(layout, ident):
-        return [_restore_one(layout, read_trashed(layout, ident))]
-    batch = sorted((t for t in list_trashed(layout) if t.meta.get("batch") == ident),
-                   key=lambda t: (str(t.meta.get("origin")), int(t.meta.get("line") or 0)))  # fmt: skip
-    if not batch:
+        return _restore_note(layout, [read_trashed(layout, ident)])
+    by_note: dict[str, list[Trashed]] = {}
+    for item in sorted((t for t in list_trashed(layout) if t.meta.get("batch") == ident),
+                       key=lambda t: (str(t.meta.get("origin")), int(t.meta.get("line") or 0))):  # fmt: skip
+        by_note.setdefault(str(item.meta.get("origin")), []).append(item)
+    if not by_note:
         read_trashed(layout, ident)  # the one-line error: not an id, or no such item
-    return [_restore_one(layout, item) for item in batch]
+    return [moved for items in by_note.values() for moved in _restore_note(layout, items)]
 
 
 def _retired_copy(layout: Layout, origin: str) -> TextFile | None:
@@ -229,41 +233,23 @@ def _retired_copy(layout: Layout, origin: str) -> TextFile | None:
     return read_note(copy, layout.relative(copy)) if copy is not None else None
 
 
-def _restore_one(layout: Layout, item: Trashed) -> MovedEntry:
-    """At its old line when its note is as the removal left it, else at the end of its old section
-    (created if missing). The trash item goes once the note is written."""
-    ident = item.id
-    origin = str(item.meta.get("origin") or "")
+def _restore_note(layout: Layout, items: list[Trashed]) -> list[MovedEntry]:
+    """Put items of one note back (`vault.trash.put_back`) in one write; each item goes once the note is
+    written."""
+    origin = str(items[0].meta.get("origin") or "")
     if not is_note_rel(origin):
-        raise UsageError(f"{ident}: its origin {origin!r} is not a note path")
+        raise UsageError(f"{items[0].id}: its origin {origin!r} is not a note path")
     path = inside(layout, origin)
-    placed: list[MovedEntry] = []
+    placed: list[Placed] = []
     retired = _retired_copy(layout, origin)
 
     def change(current: TextFile | None) -> str:
-        current = current or retired  # a day retention moved to the trash comes back whole, then the entry
-        text = current.text if current else ""
-        encoded = current.encode(text) if current else b""
-        line = int(item.meta.get("line") or 1)
-        lines = split_lines(text)
-        if hashlib.sha256(encoded).hexdigest() == item.meta.get("after") and line - 1 <= len(lines):
-            # the note is as the removal left it: back at its line, even if the line there says the same
-            placed.append(MovedEntry(path, line, ident, True))
-            return "".join(lines[: line - 1]) + item.body + "".join(lines[line - 1 :])
-        if "".join(lines[line - 1 : line - 1 + len(split_lines(item.body))]) == item.body:
-            placed.append(MovedEntry(path, line, ident, True))  # still there: the save or forget that trashed it
-            return text  # was killed before it wrote the note, so this item is only a spare copy
-        newline = current.newline if current else "\n"
-        body = [raw.rstrip("\r\n") for raw in split_lines(item.body)]
-        section = str(item.meta.get("section") or "")
-        if section:
-            new, _ = insert_in_section(text, section, body, newline)
-        else:
-            new = text + ("" if not text or text.endswith("\n") else newline) + "".join(b + newline for b in body)
-        placed.append(MovedEntry(path, 0, ident, False))
-        return new
+        # a day retention moved to the trash comes back whole, then its entries
+        text, placed[:] = put_back(current or retired, items)
+        return text
 
     update_note(layout, path, change)
-    crash_point("before-untrash")
-    remove_trashed(layout, ident)
-    return placed[0]
+    for one in placed:
+        crash_point("before-untrash")
+        remove_trashed(layout, one.item.id)
+    return [MovedEntry(path, p.line, p.item.id, p.exact) for p in placed]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,14 +14,13 @@ from pathlib import Path
 from memvault.vault.entries import (
     Entry,
     Placed,
-    check_key,
-    check_tag,
+    escape,
     field_in,
-    format_entry,
     holding_key,
     iter_entries,
     normalise,
     place_entry,
+    tags_in,
 )
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.faults import crash_point
@@ -44,6 +44,46 @@ from memvault.vault.sections import entry_lines, insert_in_section
 from memvault.vault.supersede import mark_superseded, pointer, points_at
 from memvault.vault.swap import Held
 from memvault.vault.trash import trash_entry
+
+_NAME = re.compile(r"^[^\W_][\w.-]{0,99}$")
+_TAG_NAME = re.compile(r"^[\w-]{1,100}$")
+
+
+def check_key(key: str) -> str:
+    """A key is one word of at most 100 letters, digits, `_`, `-` or `.` (any script), starting with a
+    letter or digit: nothing that could break the `[key:: ...]` field, a line or a path."""
+    if not _NAME.match(key):
+        raise UsageError(
+            f"{key[:60]!r}: a key is 1-100 letters, digits, '_', '-' or '.', starting with a letter or digit"
+        )
+    return key
+
+
+def check_tag(tag: str) -> str:
+    clean = tag[1:] if tag.startswith("#") else tag
+    if not _TAG_NAME.match(clean) or clean.isdigit():
+        raise UsageError(f"{tag[:60]!r}: a tag is 1-100 letters, digits, '_' or '-', not digits alone")
+    return clean
+
+
+def format_entry(
+    text: str,
+    key: str | None = None,
+    tags: tuple[str, ...] = (),
+    fields: tuple[tuple[str, str], ...] = (),
+    saved: str | None = None,
+    stored: bool = False,
+) -> str:
+    """The entry text (`escape`d: what it says is text, whatever it holds; `stored`: an entry's text
+    as a note holds it, its fields kept, as an export carries it) with the tags it lacks appended as
+    `#tag`, then the key field and `fields`, and the day it was `saved` as a comment last."""
+    text = text if stored else escape(text)
+    missing = [t for t in tags if t not in tags_in(text)]
+    first, sep, rest = text.partition("\n")
+    suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
+    suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
+    suffix += f" <!-- saved {saved} -->" if saved else ""
+    return first + suffix + sep + rest
 
 
 @dataclass(frozen=True)
@@ -72,11 +112,15 @@ def prepare_entry(
     tags: tuple[str, ...] = (),
     fields: tuple[tuple[str, str], ...] = (),
     saved: str | None = None,
+    stored: bool = False,
 ) -> str:
     """The entry as it will be written, after the guards (a credential, an over-long or empty text, a
-    hostile key or tag is refused with one line): the one check every save path makes."""
+    hostile key or tag is refused with one line): the one check every save path makes. The text is
+    what a person or agent said, saved so it reads back as said (`format_entry`); `stored`: it is an
+    entry's text as a note holds it (an export's), fields and all."""
     clean_tags = tuple(check_tag(t) for t in tags)
-    return format_entry(check_entry(text), check_key(key) if key is not None else None, clean_tags, fields, saved)
+    return format_entry(check_entry(text), check_key(key) if key is not None else None, clean_tags, fields, saved,
+                        stored)  # fmt: skip
 
 
 def save_entry(
@@ -191,7 +235,8 @@ def _save_in(
 
 @dataclass(frozen=True)
 class NewEntry:
-    """One entry of a batch: its text, the section title it goes under, its key, tags and saved day."""
+    """One entry of a batch: its text, the section title it goes under, its key, tags and saved day;
+    `stored`: the text is an entry's as a note holds it (`prepare_entry`)."""
 
     text: str
     section: str
@@ -199,6 +244,7 @@ class NewEntry:
     tags: tuple[str, ...] = ()
     saved: str | None = None
     fields: tuple[tuple[str, str], ...] = ()
+    stored: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,7 +269,7 @@ def _prepare_all(entries: Sequence[NewEntry]) -> tuple[list[str | None], list[st
     reasons: list[str | None] = []
     for item in entries:
         try:
-            prepared.append(prepare_entry(item.text, item.key, item.tags, item.fields, saved=item.saved))
+            prepared.append(prepare_entry(item.text, item.key, item.tags, item.fields, item.saved, item.stored))
             reasons.append(None)
         except (GuardError, UsageError) as exc:
             prepared.append(None)
@@ -235,15 +281,17 @@ def _new_blocks(
     rel: str, existing: list[Entry], entries: Sequence[NewEntry], prepared: list[str | None], statuses: list[str],
     reasons: list[str | None], prefix: str,
 ) -> dict[str, list[str]]:  # fmt: skip
-    """The lines to add, by section: an entry the note (or the batch, earlier) holds already is
-    `unchanged`, one whose key the note holds is `refused` (a batch never writes over an entry)."""
-    seen = {normalise(e.text) for e in existing}
-    keys = {e.key: f"on {rel}:{e.start_line}" for e in existing if e.key}
+    """The lines to add, by section: an entry its section of the note (or the batch, earlier) holds
+    already is `unchanged`, as `save_entry` finds it; one whose key a current entry of the note holds
+    is `refused` (a batch never writes over an entry); a superseded one (an export's) holds no key."""
+    seen = {(normalise(e.text), e.section) for e in existing}
+    keys = {e.key: f"on {rel}:{e.start_line}" for e in existing if e.key and not e.superseded}
     blocks: dict[str, list[str]] = {}
     for i, (entry, item) in enumerate(zip(prepared, entries, strict=True)):
         if entry is None:
             continue
-        wanted, key = normalise(entry), field_in(entry, "key")
+        wanted, key = (normalise(entry), item.section), field_in(entry, "key")
+        key = key if field_in(entry, "superseded") is None else None
         if wanted in seen:
             statuses[i] = "unchanged"
         elif key is not None and key in keys:
@@ -267,8 +315,8 @@ def save_batch(
 ) -> BatchSaved:
     """Save many entries into one note with one read and one atomic write under the vault lock, so an
     import of thousands is not thousands of whole-file rewrites. Each entry passes the same guards and
-    gets the same format as `save_entry`; an entry already in the note (normalised text, anywhere in
-    it) or earlier in the batch is `unchanged`. A batch only adds: an entry whose key the note already
+    gets the same format as `save_entry`; an entry already in its section of the note (normalised text)
+    or earlier in the batch is `unchanged`. A batch only adds: an entry whose key the note already
     holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
     prepared, reasons = _prepare_all(entries)

@@ -96,7 +96,8 @@ class GitIgnore:
 
 
 def scan_vault(layout: Layout) -> Iterator[FileEntry]:
-    """Walk the vault in a stable order; symlinks are followed only while they stay inside it."""
+    """Walk the vault in a stable order. A symlink is no note of its own (`stat_entry`): to a file of the
+    vault it is another name for it, and one out of the vault is an error."""
     ignore = GitIgnore.load(layout.root)
     # the walk never enters a symlinked folder, so below a resolved root a regular file that is no
     # symlink is its own real path: one `lstat` says all `stat_entry` would (most of a vault's cost)
@@ -127,7 +128,9 @@ def _regular(path: Path, rel: str) -> FileEntry | None:
 
 
 def stat_entry(layout: Layout, rel: str) -> FileEntry | None:
-    """Stat one note: None when it does not exist; problems (a symlink out, a loop) become `error`."""
+    """Stat one note: None when it does not exist, or when its name leads through a symlink to a file of
+    the vault: that file is indexed under its own name (or left out, hidden or ignored, on purpose), never
+    twice (a daily note linked from a project folder). Problems (a symlink out, a loop) become `error`."""
     path = layout.root / rel
     try:
         path.lstat()
@@ -137,8 +140,11 @@ def stat_entry(layout: Layout, rel: str) -> FileEntry | None:
         return FileEntry(rel, path, 0, 0, f"{rel}: cannot stat ({exc.strerror or exc})")
     try:
         real = path.resolve(strict=True)
-        if not real.is_relative_to(layout.root):
+        root = layout.root.resolve()
+        if not real.is_relative_to(root):
             return FileEntry(rel, path, 0, 0, f"{rel}: symlink points outside the vault ({real})")
+        if real != root / rel:  # another name of a file of the vault
+            return None
         st = real.stat()
     except FileNotFoundError:
         return FileEntry(rel, path, 0, 0, f"{rel}: broken symlink")

@@ -51,15 +51,27 @@ def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
         from memvault.vault.exchange import kinetaios_document
 
         print(json.dumps(kinetaios_document(document["entries"]), ensure_ascii=False))
-        return 0
-    if args.format == "json":
+    elif args.format == "json":
         print(json.dumps(document, ensure_ascii=False))
+    else:
+        entries = document.pop("entries")
+        print(json.dumps(document, ensure_ascii=False))  # the header line says what follows
+        for entry in entries:
+            print(json.dumps(entry, ensure_ascii=False))
+    return _partial(document["skipped"])
+
+
+def _partial(skipped: list[str]) -> int:
+    """A backup that misses notes is written as far as it goes, and says so: one line, and the exit code of a
+    note that cannot be read, so a script taking it for whole learns otherwise."""
+    if not skipped:
         return 0
-    entries = document.pop("entries")
-    print(json.dumps(document, ensure_ascii=False))  # the header line says what follows
-    for entry in entries:
-        print(json.dumps(entry, ensure_ascii=False))
-    return 0
+    from memvault.vault.errors import NoteReadError
+
+    sys.stdout.flush()
+    print(f"memvault: error: the export is partial: {len(skipped)} note(s) could not be read and are not in it: "
+          + "; ".join(" ".join(why.split()) for why in skipped), file=sys.stderr)  # fmt: skip
+    return NoteReadError.exit_code
 
 
 def add_commands(add: Add) -> None:

@@ -21,17 +21,21 @@ from memvault.search.hits import ABOUT
 from memvault.search.option_table import DEFAULTS, OPTIONS, Option
 from memvault.search.options import build_options
 from memvault.vault.errors import MemvaultError
-from memvault.verbs.context import core_home
+from memvault.verbs.context import MAX_BUDGET, MIN_BUDGET, core_home
 from memvault.verbs.notes import Get, Note, Remember, Saved
 from memvault.verbs.query import Search
 
 MAX_HITS = 50
 MAX_ENTRIES = 200
-MAX_BUDGET = 20_000
 Scope = Literal["project", "user"]
 ReadScope = Literal["all", "project", "user"]
 # what a refusal that nothing matched adds: the call that finds it
 FIND = "memory_search finds it: give a hit's `source` or `entry_id` (as `path` or `where`); memory_list takes a key"
+
+
+# a line number: 1-based, as the schema says; `Get` refuses one out of range with its own line, which says
+# more than the SDK's validation error would (the end before the start, past the note's end)
+LINE = Field(json_schema_extra={"minimum": 1})
 
 
 def source(path: str, start: int, end: int) -> str:
@@ -85,7 +89,8 @@ class MemoryTools:
         params = [inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="project", annotation=Scope)]
         for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
             default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
-            annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"))]
+            bounds = {k: f.metadata[k] for k in ("ge", "le") if k in f.metadata}  # a number's range, as declared
+            annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"), **bounds)]
             params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                             annotation=annotation))  # fmt: skip
         tool.__signature__ = inspect.Signature(params, return_annotation=request_type.reply)  # type: ignore[attr-defined]
@@ -142,8 +147,8 @@ class MemoryTools:
         return_annotation=out.Searched,
     )  # fmt: skip
 
-    def memory_get(self, path: str, start_line: int = 1, end_line: int | None = None, section: str | None = None,
-                   scope: Scope = "project") -> out.Read:  # fmt: skip
+    def memory_get(self, path: str, start_line: Annotated[int, LINE] = 1, end_line: Annotated[int | None, LINE] = None,
+                   section: str | None = None, scope: Scope = "project") -> out.Read:  # fmt: skip
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
         day's note), with a line range (1-based, inclusive) or one `##` section; or a search hit's
         `source` or `entry_id`, for just those lines. At most 400 lines."""
@@ -182,7 +187,8 @@ class MemoryTools:
         when more than one entry matches, nothing is removed and the candidates are named."""
         from memvault.verbs.entries import Forget
 
-        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(where or key, match)), FIND)
+        named = where if where is not None else key  # an empty `where` is refused, not taken for no place
+        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(named, match)), FIND)
         return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id}
 
     def memory_correct(self, text: str, key: str | None = None, match: str | None = None, where: str | None = None,
@@ -193,7 +199,8 @@ class MemoryTools:
         correction first."""
         from memvault.verbs.entries import Correct
 
-        done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, where or key, match)), FIND)
+        named = where if where is not None else key
+        done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, named, match)), FIND)
         return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
 
     def memory_extract(self, messages: list[dict[str, Any]]) -> out.Extracted:
@@ -223,16 +230,17 @@ class MemoryTools:
         return {"entries": entries, "total": len(listed.entries), "next_offset": offset + len(page) if more else None,
                 "tags": listed.tags}  # fmt: skip
 
-    def memory_context(self, query: str | None = None, budget: int | None = None, scope: ReadScope = "all"
-                       ) -> out.Context:  # fmt: skip
+    def memory_context(
+        self, query: str | None = None,
+        budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
+                                            description="characters for both blocks (default 4000)")] = None,
+        scope: ReadScope = "all",
+    ) -> out.Context:  # fmt: skip
         """A prompt-ready memory block: the user's core preferences and decisions, then what is
         relevant to `query` (pass the user's last messages): `text` for the prompt, and the same as data
         (`stable`, `recall` with each item's source). `tier` says how recall answered: dense, keyword, or
         recent (nothing relevant was found)."""
-        from memvault.verbs.context import DEFAULT_BUDGET
-
-        wanted = min(max(budget if budget is not None else DEFAULT_BUDGET, 200), MAX_BUDGET)
-        return self._run(lambda: self.scopes.context(query, wanted, scope))  # what `context --json` gives
+        return self._run(lambda: self.scopes.context(query, budget, scope))  # what `context --json` gives
 
     def memory_status(self) -> out.Status:
         """The vault: files on disk and indexed, failures, the model and the store; and `memory`, per

@@ -29,7 +29,7 @@ from typing import Any
 from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.snippet import match_terms
-from memvault.vault.entries import ITEM, clip, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, literal, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.verbs.runtime import SearchRuntime
@@ -46,6 +46,8 @@ DENSE_AT_LEAST = 3
 KEYWORD_AT_LEAST = 2
 KEYWORD_TERMS = 2  # distinct query words a keyword hit must hold
 DEFAULT_BUDGET = 4000
+MIN_BUDGET = 200  # the two tags and a line or two: less holds no memory at all
+MAX_BUDGET = 20_000  # what an agent may ask for through MCP: its context is the cost
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,8 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
 
 
 def _items(hits: list[Hit]) -> list[dict[str, Any]]:
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip()}
+    """Recall items from hits, their text as it was said (`literal`), as the stable block's entries are."""
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": literal(h.snippet.strip())}
             for h in hits]  # fmt: skip
 
 
@@ -197,8 +200,8 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
     """The two blocks from each scope's material (`parts`, labelled by scope when more than one),
     their lines within `budget` characters: the stable block takes at most half, recall the rest
     (recall items taking turns between the scopes, rank by rank)."""
-    if budget < 200:
-        raise UsageError("a context budget is at least 200 characters")
+    if budget < MIN_BUDGET:
+        raise UsageError(f"a context budget is at least {MIN_BUDGET} characters, not {budget}")
     label = len(parts) > 1
     stable_lines: list[str] = []
     kept_stable: list[dict[str, Any]] = []

@@ -12,8 +12,8 @@ from memvault.vault.catalog import catalog_path, years
 from memvault.vault.catalog import sync as sync_catalog
 from memvault.vault.config import load_settings
 from memvault.vault.daily import vault_lang
+from memvault.vault.days import check_summary, set_summary
 from memvault.vault.days import recent as recent_days
-from memvault.vault.days import set_summary
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import parse_date
 from memvault.vault.retention import retention as run_retention
@@ -69,11 +69,11 @@ class Summaries(Request, op="summaries", reply=SummaryList):
     """List the latest conversation summaries (`extract` writes one into the day's note for each
     conversation), newest first: seed 002's `/memory session`."""
 
-    count: int = 10
+    count: int = field(default=10, metadata={"help": "how many, newest first (1 to 1000)", "ge": 1, "le": 1000})
 
     def check(self) -> None:
         if not 1 <= self.count <= 1000:
-            raise UsageError("count is 1 to 1000 summaries")
+            raise UsageError(f"count is 1 to 1000 summaries, not {self.count}")
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,16 @@ def summary(rt: WriteRuntime, request: Summary) -> Summarised:
     day = parse_date(request.date) if request.date else dt.date.today()
     path = set_summary(rt.layout, day, request.text, daily_template(day, vault_lang(rt.layout)))
     rel = rt.layout.relative(path)
-    return Summarised(rel, request.text.strip(), rt.written([rel]))
+    return Summarised(rel, check_summary(request.text), rt.written([rel]))
 
 
 def summaries(rt: VaultRuntime, request: Summaries) -> SummaryList:
     from memvault.vault.conversation import conversation_summaries
+    from memvault.vault.entries import literal
 
     found = conversation_summaries(rt.layout, request.count)
     return SummaryList([{"date": e.date, "source": f"{e.path}:{e.start_line}",
-                         "text": textwrap.dedent(e.unstamped)} for e in found])  # fmt: skip
+                         "text": textwrap.dedent(literal(e.unstamped))} for e in found])  # fmt: skip
 
 
 def catalog(rt: WriteRuntime, request: Catalog) -> CatalogText:
@@ -123,7 +124,8 @@ def catalog(rt: WriteRuntime, request: Catalog) -> CatalogText:
     out: dict[str, list[dict[str, str]]] = {}
     for year in [request.year] if request.year is not None else years(rt.layout):
         path = catalog_path(rt.layout, year)
-        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+        text = path.read_bytes().decode("utf-8") if path.is_file() else ""
+        lines = [line for line in text.split("\n") if line]  # a line ends at "\n" only, as the catalog writes it
         out[str(year)] = [dict(zip(("date", "summary"), line.split("\t", 1), strict=False)) for line in lines]
     return CatalogText(out, repaired)
 

@@ -17,6 +17,7 @@ from memvault.vault.forget import MovedEntry
 from memvault.vault.forget import clear as clear_entries
 from memvault.vault.forget import forget as forget_entry
 from memvault.vault.forget import restore as restore_entry
+from memvault.vault.locator import check_selector
 from memvault.vault.paths import parse_date
 from memvault.vault.trash import list_trashed
 from memvault.verbs.runtime import EntryRuntime
@@ -109,6 +110,9 @@ class Forget(Request, op="forget", reply=Moved, writes=True):
     match: str | None = None
     purge: bool = False
 
+    def check(self) -> None:
+        check_selector(self.key, self.match)
+
 
 @dataclass(frozen=True)
 class Restore(Request, op="restore", reply=Moved, writes=True):
@@ -139,6 +143,9 @@ class Correct(Request, op="correct", reply=Corrected, writes=True):
     key: str | None = None
     match: str | None = None
     tags: list[str] | None = None
+
+    def check(self) -> None:
+        check_selector(self.key, self.match)
 
 
 @dataclass(frozen=True)

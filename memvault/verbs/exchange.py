@@ -31,10 +31,12 @@ class Imported(Message):
 
 @dataclass(frozen=True)
 class Exported(Message):
-    """Every entry of the vault, as `vault.entries.Entry`'s fields, and each day's summary."""
+    """Every entry of the vault, as `vault.entries.Entry`'s fields, and each day's summary; `skipped`:
+    each note that could not be read (its entries are not here), with why."""
 
     entries: list[dict[str, Any]]
     days: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -65,5 +67,6 @@ def import_memories(rt: WriteRuntime, request: Import) -> Imported:
 
 
 def export(rt: WriteRuntime, request: Export) -> Exported:
-    return Exported(export_entries(rt.layout), export_days(rt.layout))
+    failed: list[str] = []
+    return Exported(export_entries(rt.layout, failed), export_days(rt.layout), failed)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +29,22 @@ class Indexed(Message):
 
     stats: dict[str, Any]
     problems: list[str] = field(default_factory=list)
+
+
+def reconcile_telling(index: Any, paths: list[str] | None, tell: Callable[[str], None], **options: Any) -> Any:
+    """A reconcile pass (`memvault.indexer.reconcile`) whose per-file problems (broken frontmatter, a bad
+    summary, a note it cannot read, a catalog edited by hand) are told as `index` prints them: a warning
+    line in the log, and `tell` (the daemon's `status` errors). Once each: a file is read when it changed."""
+    import logging
+
+    from memvault.indexer.reconcile import reconcile  # (the daemon's: a client asking a verb needs none of it)
+
+    problems: list[str] = []
+    stats = reconcile(index, paths, problems=problems, **options)
+    for problem in problems:
+        logging.getLogger("memvault.daemon").warning("%s", problem)
+        tell(problem)
+    return stats
 
 
 @dataclass(frozen=True)
