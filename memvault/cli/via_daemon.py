@@ -18,7 +18,7 @@ from typing import Any
 
 from memvault.cli.common import parse_one, reader_left
 from memvault.cli.search import add_search_arguments, search_request
-from memvault.daemon.connection import PING_TIMEOUT_S, REPLY_TIMEOUT_S, Connection, socket_file
+from memvault.daemon.connection import PING_TIMEOUT_S, REPLY_TIMEOUT_S, Connection, NotOurs, socket_file
 from memvault.vault.places import read_roots, user_root, vault_root
 
 
@@ -79,9 +79,13 @@ def _no_socket(argv: list[str]) -> bool:
 
 
 def _answering(root: str) -> Connection | None:
-    """A connection to the vault's daemon once it answered a ping (a hung one is skipped fast)."""
+    """A connection to the vault's daemon once it answered a ping (a hung one is skipped fast); one another
+    user's process serves is refused before the query is sent, in one line, and the search runs here."""
     try:
         conn = Connection(socket_file(root), PING_TIMEOUT_S)
+    except NotOurs as exc:
+        print(f"memvault: {exc}", file=sys.stderr)
+        return None
     except OSError:  # none listens: no socket, or a dead daemon's
         return None
     reply = conn.call({"op": "ping"}, timeout=PING_TIMEOUT_S)

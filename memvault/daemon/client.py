@@ -1,6 +1,7 @@
 """The daemon client: the verb layer's line to a vault's daemon over its socket (`memvault.daemon.connection`).
 It imports no model, Qdrant or jieba, so a verb answered by a running daemon costs the client process
-almost nothing."""
+almost nothing. A socket served by another user's process is refused with one line, and a request
+too long for the socket runs here: both as when no daemon runs."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from memvault.daemon.connection import PING_TIMEOUT_S, Connection
+from memvault.daemon.connection import PING_TIMEOUT_S, Connection, NotOurs, TooLarge, encode
 from memvault.daemon.files import read_pid, socket_path
 from memvault.protocol import Request
 from memvault.vault.errors import MemvaultError
+from memvault.vault.logger import log
 from memvault.vault.paths import Layout
 
 RECHECK_S = 5.0  # after no daemon answered, how long verbs run here before asking again
@@ -31,8 +33,13 @@ class DaemonError(MemvaultError):
 
 
 def connect(layout: Layout, timeout: float = 2.0) -> Connection:
-    """A connection to the vault's daemon (`OSError` when none listens)."""
-    return Connection(str(socket_path(layout)), timeout)
+    """A connection to the vault's daemon (`OSError` when none listens, or when another user's process
+    does: said in one line, `NotOurs`)."""
+    try:
+        return Connection(str(socket_path(layout)), timeout)
+    except NotOurs as exc:
+        log.warning("%s", exc)
+        raise
 
 
 def follow(layout: Layout, since: int = 0) -> Iterator[dict[str, Any]]:
@@ -114,12 +121,16 @@ class DaemonClient:
     def call(self, request: Request, request_id: str | None = None) -> Any | None:
         """`request_id` goes with a write: a daemon that dies before its reply noted whether the
         verb took effect (`memvault.daemon.journal`), and that decides what this client does."""
+        wire = request.to_json() if request_id is None else {**request.to_json(), "request_id": request_id}
+        try:
+            encode(wire)
+        except TooLarge:  # (a long conversation to `extract`) the daemon would refuse it: it runs here, where
+            return None  # notes are written under the vault lock as in the daemon, whose watcher indexes them
         reused = self._conn is not None
         if self._conn is None:
             self._conn = self._connect()
             if self._conn is None:
                 return None
-        wire = request.to_json() if request_id is None else {**request.to_json(), "request_id": request_id}
         reply = self._conn.call(wire, timeout=request.timeout)
         if reply is None and request_id is not None:
             from memvault.daemon.journal import earlier

@@ -6,14 +6,42 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memvault.daemon.connection import socket_file
+from memvault.daemon.connection import not_private, socket_file
+from memvault.vault.errors import MemvaultError
 from memvault.vault.locks import lock_is_free
 from memvault.vault.paths import Layout
 
 
+class SocketPlaceError(MemvaultError):
+    """The folder the daemon's socket would go in is not this user's alone: the daemon does not start."""
+
+    exit_code = 8  # (`memvault.daemon.client.DaemonError`'s: what the daemon commands fail with)
+
+
 def socket_path(layout: Layout) -> Path:
-    """`.memvault/daemon.sock`, or a short path under the temp folder when that is too long for AF_UNIX."""
+    """`.memvault/daemon.sock`, or a short path in this user's private folder when that is too long for AF_UNIX."""
     return Path(socket_file(str(layout.root)))
+
+
+def private_dir(layout: Layout) -> Path:
+    """The folder of the daemon's socket, ready to bind in: `.memvault/`, or the private folder of the
+    sockets too long for their vault (`connection.runtime_dir`), made 0700 when missing and refused when
+    it is a link, not this user's, or open to others (someone else made it first, or widened it: a
+    socket there could be replaced by theirs, and their queries' answers printed as this user's memory)."""
+    folder = socket_path(layout).parent
+    if folder == layout.state_dir:
+        return folder
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SocketPlaceError(f"{folder}: cannot make the daemon's socket folder ({exc.strerror or exc})") from None
+    problem = not_private(str(folder))
+    if problem:
+        raise SocketPlaceError(f"{folder}: {problem}, not a folder of uid {os.geteuid()} alone: the daemon's socket "
+                               "does not go there (remove it, or set XDG_RUNTIME_DIR to a private folder)")  # fmt: skip
+    return folder
 
 
 def pid_path(layout: Layout) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.daemon.client import DaemonError, ask
-from memvault.daemon.files import log_path, read_pid, socket_path
+from memvault.daemon.files import log_path, private_dir, read_pid, socket_path
 from memvault.vault.paths import Layout, make_state_dir
 
 START_TIMEOUT_S = 120.0
@@ -30,6 +30,7 @@ def start(layout: Layout, args: list[str]) -> int:
     if pid is not None and ask(layout, {"op": "ping"}) is not None:
         raise DaemonError(f"a daemon already serves {layout.root} (pid {pid})")
     make_state_dir(layout)
+    private_dir(layout)  # its socket's folder: refused here in one line, before a daemon is started
     log = open(log_path(layout), "ab")  # noqa: SIM115 - handed to the child
     child = subprocess.Popen(
         # -P and cwd "/": a folder named like one of our packages (a vault called "vault") must not shadow it

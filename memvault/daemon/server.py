@@ -25,12 +25,12 @@ from typing import Any
 from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
 from memvault.daemon.events import EventBus, Usage
-from memvault.daemon.files import pid_path, socket_path
-from memvault.daemon.journal import Journal, scrub
-from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, Server
+from memvault.daemon.files import pid_path, private_dir, socket_path
+from memvault.daemon.journal import Journal
+from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, InFlight, Server
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.opening import open_index
-from memvault.indexer.reconcile import reconcile
+from memvault.indexer.reconcile import ReconcileStats, reconcile
 from memvault.indexer.status import vault_status
 from memvault.indexer.verify import disagreements
 from memvault.indexer.watcher import PendingPaths, Watcher
@@ -44,10 +44,11 @@ from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.paths import Layout
 from memvault.vault.retention import retention
-from memvault.verbs.index import Indexed, Reindex
+from memvault.verbs.index import Indexed, Reindex, reconcile_telling
 
 log = logging.getLogger("memvault.daemon")
 RETRY_S = 2.0  # after a failed embedding step: the main loop's reconcile repairs the store meanwhile
+DRAIN_MOST_S = 600.0  # a stop waits this long at most for the requests it took to be answered
 
 
 class Daemon:
@@ -79,6 +80,7 @@ class Daemon:
         self.embedding = BackgroundEmbedding(self.index, self.lock)
         self.pending = PendingPaths(debounce, on_change=lambda rel: self.events.publish("file-changed", path=rel))
         self.stopping = threading.Event()
+        self.in_flight = InFlight(self.stopping)  # the requests a stop lets finish
         self.started = time.time()
         self.last_reconcile: float | None = None
         self.passing = False  # a pass over the whole vault is under way
@@ -117,12 +119,12 @@ class Daemon:
             return earlier
         self._request.written = written = []
         try:
-            with self.journal.running(request_id, request.op):
+            with self.journal.running(request_id, request.op):  # (`JournalError`: not run, said in one line)
                 try:
                     reply = {"ok": True, **request.reply_json(verbs.run(self, request))}
                 except MemvaultError as exc:
                     reply = error_json(exc)
-            self.journal.done(request_id, reply)
+                self.journal.done(request_id, reply)
         finally:
             self._request.written = None
         if written:
@@ -141,13 +143,17 @@ class Daemon:
         wanted = sorted(set(ready) | set(paths or ()))
         with self.lock:
             if full:
-                stats = reconcile(self.index)
+                stats = self._reconcile()
                 self.last_reconcile = time.time()
             elif wanted:
-                stats = reconcile(self.index, wanted)
+                stats = self._reconcile(wanted)
             else:
                 return {}
         return stats.as_dict()
+
+    def _reconcile(self, paths: list[str] | None = None, **options: Any) -> ReconcileStats:
+        """A pass of the daemon's own: the problems it meets are in the log and `status`'s errors."""
+        return reconcile_telling(self.index, paths, self._error, **options)
 
     def _indexed(self, event: str, **data: Any) -> None:
         """The index's events, and what they mean for a daily note or MEMORY.md."""
@@ -213,7 +219,7 @@ class Daemon:
         with self.lock:
             self.index.purge()
             self.index.embed_waiting()  # texts the cache did not hold (it is capped)
-        scrub(self.layout)  # a reply noted there can quote the text
+        self.journal.scrub()  # a reply noted there can quote the text
 
     def status(self) -> dict[str, Any]:
         status = vault_status(self.layout)
@@ -252,6 +258,7 @@ class Daemon:
             os.umask(old_umask)
         os.chmod(path, 0o600)
         server.daemon_ref = self
+        server.in_flight = self.in_flight
         server.slots = threading.BoundedSemaphore(MAX_CLIENTS)
         server.followers = threading.BoundedSemaphore(MAX_FOLLOWERS)
         return server
@@ -260,6 +267,7 @@ class Daemon:
         """Serve until SIGTERM/SIGINT; the batch in flight finishes, then everything is flushed and removed."""
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stopping.set())
+        private_dir(self.layout)  # the socket's folder, or one someone else could write in refused, first
         self.watcher = Watcher(self.layout, self.pending)  # watch first: no edit falls between scan and watch
         self.events.publish("watcher-started", root=str(self.layout.root))
         self.server = self._bind()
@@ -295,7 +303,7 @@ class Daemon:
                     self._reconcile_all()
                 elif ready:
                     with self.lock:
-                        stats = reconcile(self.index, ready, embed=False)
+                        stats = self._reconcile(ready, embed=False)
                     log.info("indexed %d changed paths: %s", len(ready), stats.as_dict())
             except Exception as exc:
                 log.exception("reconcile failed")
@@ -350,19 +358,25 @@ class Daemon:
         with self.lock:  # BM25 for every change now, searches let in between batches; vectors follow
             self.passing = True
             try:
-                stats = reconcile(self.index, embed=False, pause=self._let_others_in)
+                stats = self._reconcile(embed=False, pause=self._let_others_in)
             finally:
                 self.passing = False
             self.last_reconcile = time.time()
         log.info("reconciled the vault: %s", stats.as_dict())
 
     def shutdown(self) -> None:
-        self.stopping.set()
-        if self.embedder is not None:  # a step in flight ends with its batch stored (a model run: seconds)
-            self.embedder.join()
+        """No new connection or request is taken; those taken finish and are answered; then everything
+        is flushed and the daemon's files removed."""
+        self.in_flight.stop()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+            with contextlib.suppress(FileNotFoundError):
+                socket_path(self.layout).unlink()  # a client asking now runs the verb itself at once
+        if left := self.in_flight.drain(DRAIN_MOST_S):
+            log.warning("stopping with %d request(s) unanswered after %.0fs", left, DRAIN_MOST_S)
+        if self.embedder is not None:  # a step in flight ends with its batch stored (a model run: seconds)
+            self.embedder.join()
         if self.watcher is not None:
             self.watcher.stop()
             self.events.publish("watcher-stopped", reason="shutdown")

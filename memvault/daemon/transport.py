@@ -15,7 +15,8 @@ import socketserver
 import threading
 from typing import Any
 
-MAX_REQUEST_BYTES = 1 << 20
+from memvault.daemon.connection import MAX_REQUEST_BYTES
+
 CLIENT_IDLE_S = 30.0
 PARTIAL_LINE_S = 10.0  # a client that stops mid-request is cut off sooner than an idle one
 MAX_CLIENTS = 64  # open connections; with the line limit this bounds request buffers at 64 MiB
@@ -52,7 +53,18 @@ class Handler(socketserver.StreamRequestHandler):
             if b'"hold"' in line and _op(line) == "hold":
                 self._hold()
                 return
+            self._answer(line)
+
+    def _answer(self, line: bytes) -> None:
+        """One request, answered before a stop lets the daemon exit (`InFlight`); refused as busy once a
+        stop began (its client runs it itself)."""
+        if not self.server.in_flight.admit():
+            self._reply({"ok": False, "busy": True, "error": "busy: the daemon is stopping"})
+            return
+        try:
             self._reply(self.server.daemon_ref.dispatch(line))
+        finally:
+            self.server.in_flight.answered()
 
     def _stream(self, line: bytes) -> None:
         """A subscriber: its backlog (events newer than `since`), then each event as it happens."""
@@ -144,6 +156,40 @@ def _op(line: bytes) -> Any:
     return request.get("op") if isinstance(request, dict) else None
 
 
+class InFlight:
+    """The requests being answered, and the stop that waits for them: a stop takes no new request (its
+    client, refused as busy, runs it itself) and lets every one it took finish and be answered. A write
+    cut off in its middle would leave its client unsure whether it happened (exit 9) and its trash
+    copies of entries still in their note."""
+
+    def __init__(self, stopping: threading.Event) -> None:
+        self.stopping = stopping
+        self._taken = 0
+        self._changed = threading.Condition()
+
+    def admit(self) -> bool:
+        with self._changed:  # (with `stop`: no request is taken once a stop has begun to wait)
+            if self.stopping.is_set():
+                return False
+            self._taken += 1
+            return True
+
+    def answered(self) -> None:
+        with self._changed:
+            self._taken -= 1
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        with self._changed:
+            self.stopping.set()
+
+    def drain(self, most: float) -> int:
+        """Wait (at most `most` seconds) until every request taken is answered; how many are not."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._taken == 0, timeout=most)
+            return self._taken
+
+
 class Server(socketserver.ThreadingUnixStreamServer):
     """One thread per connection, at most `MAX_CLIENTS` at once: a flood of connections gets a
     one-line "busy" refusal each instead of a thread and a buffer each, so memory stays bounded."""
@@ -151,6 +197,7 @@ class Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     request_queue_size = 128  # the listen backlog: at the default 5, a burst of clients fails to connect at all
     daemon_ref: Any  # the `Daemon`: its `dispatch`, `events` and `stopping`
+    in_flight: InFlight
     slots: threading.BoundedSemaphore
     followers: threading.BoundedSemaphore
     _held = threading.local()  # does this connection's thread still hold its request slot?
