@@ -66,26 +66,6 @@ def check_tag(tag: str) -> str:
     return clean
 
 
-def format_entry(
-    text: str,
-    key: str | None = None,
-    tags: tuple[str, ...] = (),
-    fields: tuple[tuple[str, str], ...] = (),
-    saved: str | None = None,
-    stored: bool = False,
-) -> str:
-    """The entry text (`escape`d: what it says is text, whatever it holds; `stored`: an entry's text
-    as a note holds it, its fields kept, as an export carries it) with the tags it lacks appended as
-    `#tag`, then the key field and `fields`, and the day it was `saved` as a comment last."""
-    text = text if stored else escape(text)
-    missing = [t for t in tags if t not in tags_in(text)]
-    first, sep, rest = text.partition("\n")
-    suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
-    suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
-    suffix += f" <!-- saved {saved} -->" if saved else ""
-    return first + suffix + sep + rest
-
-
 @dataclass(frozen=True)
 class SavedEntry:
     """Where an entry went and what happened: `added`, `updated` (the entry with its key replaced in
@@ -116,11 +96,18 @@ def prepare_entry(
 ) -> str:
     """The entry as it will be written, after the guards (a credential, an over-long or empty text, a
     hostile key or tag is refused with one line): the one check every save path makes. The text is
-    what a person or agent said, saved so it reads back as said (`format_entry`); `stored`: it is an
-    entry's text as a note holds it (an export's), fields and all."""
+    what a person or agent said, `escape`d so it reads back as said whatever it holds (`stored`: it is
+    an entry's text as a note holds it, an export's, fields and all); the tags it lacks are appended as
+    `#tag`, then the key field and `fields`, and the day it was `saved` as a comment last."""
     clean_tags = tuple(check_tag(t) for t in tags)
-    return format_entry(check_entry(text), check_key(key) if key is not None else None, clean_tags, fields, saved,
-                        stored)  # fmt: skip
+    key = check_key(key) if key is not None else None
+    text = check_entry(text) if stored else escape(check_entry(text))
+    missing = [t for t in clean_tags if t not in tags_in(text)]
+    first, sep, rest = text.partition("\n")
+    suffix = "".join(f" #{t}" for t in missing) + (f" [key:: {key}]" if key else "")
+    suffix += "".join(f" [{name}:: {value}]" for name, value in fields)
+    suffix += f" <!-- saved {saved} -->" if saved else ""
+    return first + suffix + sep + rest
 
 
 def save_entry(
