@@ -14,8 +14,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.conftest import MEMVAULT
 from tests.reliability.conftest import HASH_ENV
 
-TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_correct", "memory_list",
-         "memory_context", "memory_status", "memory_extract", "memory_sections",
+TOOLS = {"memory_search", "memory_get", "memory_save", "memory_forget", "memory_restore", "memory_correct",
+         "memory_list", "memory_context", "memory_status", "memory_extract", "memory_sections",
          "memory_trash", "memory_summaries"}  # fmt: skip
 
 

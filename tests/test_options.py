@@ -10,7 +10,7 @@ import pytest
 
 from memvault.api import Vault
 from memvault.cli.parser import build_parser
-from memvault.mcp.tools import MAX_HITS, MemoryTools
+from memvault.mcp.tools import ENGINE, MAX_HITS, MemoryTools
 from memvault.search.option_table import DEFAULTS, OPTIONS
 from memvault.search.options import SearchOptions, build_options, options_from
 from memvault.vault.errors import UsageError
@@ -32,13 +32,15 @@ def test_every_option_is_a_flag_with_its_help_and_no_default_of_its_own():
 
 
 def test_the_mcp_tool_takes_every_option_with_its_description_and_bounds(layout):
+    """Every option but the engine's knobs (issue 47: those are the CLI's and the benchmarks')."""
     from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 
     schema = func_metadata(MemoryTools(Vault(layout.root)).memory_search).arg_model.model_json_schema()
     props = schema["properties"]
     assert schema["required"] == ["query"]
     for o in OPTIONS:
-        assert props[o.attr]["description"] == o.help, o.name
+        assert o.name in ENGINE or props[o.attr]["description"] == o.help, o.name
+    assert not ENGINE & set(props)
     limit = next(s for s in props["limit"]["anyOf"] if s.get("type") == "integer")
     assert (limit["minimum"], limit["maximum"], props["limit"]["default"]) == (1, MAX_HITS, DEFAULTS["limit"])
     modes = list(next(o for o in OPTIONS if o.name == "mode").choices)

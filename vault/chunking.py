@@ -26,7 +26,7 @@ from memvault.vault.model import Chunk, Note, vector_text
 from memvault.vault.sections import HEADING, iter_headings, outside_fences
 from memvault.vault.templates import COUNTER, OVERVIEW
 
-VERSION = "c7"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+VERSION = "c8"  # bump when chunk boundaries or texts change: indexes re-chunk every note
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 # An entry is embedded with its heading path (less its dates: `vault.model.dense_context`), and put into
@@ -144,25 +144,25 @@ def _cut_point(text: str, limit: int) -> int:
 
 
 def _runs(lines: list[str], start: int, end: int, prose: Container[int]) -> Iterator[tuple[int, int, str | None, bool]]:
-    """A paragraph as runs of lines (first, last, superseded day, entry?): each entry a run of its own
-    (a list item outside code fences, with what `item_end` gives it and the nested items under it), a
-    superseded entry, a nested one too, apart from the entry around it with its day; the lines
-    between as runs of text."""
+    """A section as runs of lines (first, last, superseded day, entry?): each entry a run of its own
+    (a list item outside code fences, with what `item_end` gives it, as `list` reads it: its paragraphs
+    past a blank line too, and the nested items under it), a superseded entry, a nested one too, apart
+    from the entry around it with its day; the lines between as runs of text, a paragraph each."""
     run = i = start
     while i <= end:
         if i not in prose or not MARKER.match(lines[i]):
             i += 1
             continue
-        if run < i:
-            yield run, i - 1, None, False
+        for first, last in _paragraphs(lines, run, i - 1):
+            yield first, last, None, False
         day = field_in(lines[i], "superseded")
-        last = item_end(lines, i, end)
+        last = item_end(lines, i, end, prose)
         while day is None and last < end and _nested_current(lines[last + 1]):
-            last = item_end(lines, last + 1, end)
+            last = item_end(lines, last + 1, end, prose)
         yield i, last, day, True
         run = i = last + 1
-    if run <= end:
-        yield run, end, None, False
+    for first, last in _paragraphs(lines, run, end):
+        yield first, last, None, False
 
 
 def _nested_current(line: str) -> bool:
@@ -172,21 +172,22 @@ def _nested_current(line: str) -> bool:
 
 def _pieces(lines: list[str], start: int, end: int, limit: int, prose: Container[int]) -> Iterator[_Piece]:
     entry = 0
-    for paragraph in _paragraphs(lines, start, end):
-        for p_start, p_end, superseded, is_entry in _runs(lines, *paragraph, prose):
-            entry += is_entry
-            unit = entry if is_entry else None
-            text = "\n".join(lines[p_start : p_end + 1])
-            tokens = estimate_tokens(text)
-            if tokens <= limit:
-                yield _Piece(p_start, p_end, text, tokens, superseded, unit)
-                continue
-            for i in range(p_start, p_end + 1):
-                tokens = estimate_tokens(lines[i])
-                pieces = [_Piece(i, i, lines[i], tokens)] if tokens <= limit else _split_line(i, lines[i], limit)
-                for piece in pieces:
-                    piece.superseded, piece.entry = superseded, unit
-                    yield piece
+    for p_start, p_end, superseded, is_entry in _runs(lines, start, end, prose):
+        entry += is_entry
+        unit = entry if is_entry else None
+        text = "\n".join(lines[p_start : p_end + 1])
+        tokens = estimate_tokens(text)
+        if tokens <= limit:
+            yield _Piece(p_start, p_end, text, tokens, superseded, unit)
+            continue
+        for i in range(p_start, p_end + 1):
+            if not lines[i].strip():
+                continue  # a blank line between an entry's paragraphs: `_join` puts it back
+            tokens = estimate_tokens(lines[i])
+            pieces = [_Piece(i, i, lines[i], tokens)] if tokens <= limit else _split_line(i, lines[i], limit)
+            for piece in pieces:
+                piece.superseded, piece.entry = superseded, unit
+                yield piece
 
 
 def _pack(pieces: list[_Piece], limit: int, overlap: int) -> Iterator[list[_Piece]]:

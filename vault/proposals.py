@@ -10,17 +10,23 @@ indexed (it is not memory yet). Each line carries its id, kind, how often it was
 
     - I prefer tabs over spaces [id:: p3f2a1c] [kind:: preference] [seen:: 2] [last:: 2026-12-01]
 
-The same fact seen again raises its count. `approve` writes it to MEMORY.md through the normal save
-path (guards, keys, dedupe) and takes it off the queue; `reject` moves it to the trash.
+The same fact seen again raises its count, and so does a near-duplicate of it: the same statement
+repeated with other words around it ("I really prefer tabs over spaces", "I prefer tabs to spaces"),
+told by the words the two share (`gist`, `near`), so a long conversation that comes back to a fact
+is one proposal seen many times, not one per variant. One extraction adds at most `MAX_NEW` new
+proposals, the most repeated first: the queue is a person's to read. `approve` writes one to
+MEMORY.md through the normal save path (guards, keys, dedupe) and takes it off the queue; `reject`
+moves it to the trash.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 
-from memvault.vault.cjk import CJK_WIDE
+from memvault.vault.cjk import CJK_WIDE, LETTERS, on_first_use
 from memvault.vault.entries import Entry, entry_key, iter_entries, normalise, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
@@ -66,13 +72,28 @@ _QUESTION = re.compile(
     r"[?？]\s*$|^(?:do|does|did|can|could|would|should|is|are|what|why|how|which|when|where)\b|吗\s*$", re.IGNORECASE
 )
 _FILLER = re.compile(  # openers that carry nothing: "thanks, and I prefer X" is the fact "I prefer X"
-    r"^(?:(?:ok(?:ay)?|thanks|thank you|and|also|btw|by the way|so|well|hi|hello|hey|yes|yeah|no|sure|oh)"
+    r"^(?:(?:ok(?:ay)?|thanks|thank you|and|also|btw|by the way|so|well|hi|hello|hey|yes|yeah|no|sure|oh|"
+    r"again|honestly|(?:as|like) I (?:said|mentioned)(?: before)?|(?:just )?to repeat)"
     r"[,，!！.。:：\s]+|(?:好的|谢谢|还有|另外|对了|嗯)[,，!！.。:：\s]*)+",
     re.IGNORECASE,
 )
 _FIELD = re.compile(r"\[(id|kind|seen|last|source)::[ \t]*([^\]\n]*?)[ \t]*\]")
 MIN_CHARS = 12
 MAX_CHARS = 300
+MAX_NEW = 20  # new proposals one extraction adds at most
+# two statements are one when this share of their gists (words, and word pairs in order) is common: a
+# filler word or two more ("really", "please", "as I said") keeps a variant above it, while one content
+# word changed ("dark mode" / "light mode") or two swapped ("tabs over spaces" / "spaces over tabs") drops
+# below it
+NEAR = 0.6
+_VARIANTS = 8  # the variants of one statement a new one is compared with
+_TOKEN = on_first_use(rf"[{LETTERS}]|[^\W_{LETTERS}]+")  # a CJK letter, or a run of other letters and digits
+_STOP_WORDS = (  # the words that say nothing of what a statement is about
+    "a an the me my we us our you your it its this that these those is are was were be been am to of in on at "
+    "for with by from as over about into instead and or but so if then than too very really just also please "
+    "remember note 的 了 吧 呢 啊 吗 呀 我 们 你 是 也 都 就 还 要 用"
+)
+_STOP = frozenset(_STOP_WORDS.split())
 HEADER = (
     "# Review queue\n\nFacts memvault proposed from conversations, waiting for a person: `memvault approve ID`\n"
     "writes one to MEMORY.md, `memvault reject ID` moves it to the trash. Edit a line here freely.\n\n"
@@ -84,6 +105,23 @@ class Candidate:
     text: str
     kind: str
     source: str = "rules"
+    seen: int = 1  # how many times it (or a near-duplicate) was said in the conversation
+
+
+def gist(text: str) -> frozenset[str]:
+    """What a statement says, as a set: its content words (a CJK character each, a plural's `s` off),
+    and each pair of them in order, so word order counts as well as the words."""
+    words = []
+    for token in _TOKEN.findall(text.casefold()):
+        if token in _STOP or (len(token) == 1 and token.isascii()):
+            continue
+        words.append(token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token)
+    return frozenset(words) | frozenset(f"{a} {b}" for a, b in pairwise(words))
+
+
+def near(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two gists are one statement (`NEAR` of them in common)."""
+    return bool(a and b) and len(a & b) >= NEAR * len(a | b)
 
 
 @dataclass(frozen=True)
@@ -98,8 +136,9 @@ class Proposal:
 
 
 def find_candidates(user_messages: list[str]) -> list[Candidate]:
-    """The lasting statements in what the user said, once each, in order."""
-    out: dict[str, Candidate] = {}
+    """The lasting statements in what the user said, once each in the order first said, each near-duplicate
+    counted as a sighting of the first (`seen`)."""
+    out: list[Candidate] = []
     for message in user_messages:
         for sentence in _SENTENCE.split(message):
             text = _FILLER.sub("", " ".join(sentence.split()).strip(" -*>"))
@@ -109,8 +148,28 @@ def find_candidates(user_messages: list[str]) -> list[Candidate]:
                 continue
             kind = next((kind for kind, rule in RULES if rule.search(text)), None)
             if kind is not None:
-                out.setdefault(normalise(text), Candidate(text, kind))
-    return list(out.values())
+                out.append(Candidate(text, kind))
+    return merge(out)
+
+
+def merge(candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates with each near-duplicate (or exact one) folded into the first said, its `seen` added
+    there. A variant is compared with each variant met so far (the first `_VARIANTS`), not only the first:
+    two fillers apart, a variant is near the one between them, not always near the first."""
+    out: list[tuple[Candidate, set[str], list[frozenset[str]]]] = []
+    for c in candidates:
+        form, said = normalise(c.text), gist(c.text)
+        at = next((i for i, (_, forms, gists) in enumerate(out)
+                   if form in forms or any(near(g, said) for g in gists)), None)  # fmt: skip
+        if at is None:
+            out.append((c, {form}, [said]))
+            continue
+        first, forms, gists = out[at]
+        out[at] = (replace(first, seen=first.seen + c.seen), forms, gists)
+        if form not in forms and len(gists) < _VARIANTS:
+            forms.add(form)
+            gists.append(said)
+    return [c for c, _, _ in out]
 
 
 def proposal_id(text: str) -> str:
@@ -139,37 +198,62 @@ def review(layout: Layout) -> list[Proposal]:
     return [p for p, _ in _parse(read_note(path, REVIEW_FILE, layout=layout).text)] if path.is_file() else []
 
 
-def propose(layout: Layout, candidates: list[Candidate], today: dt.date | None = None) -> list[Proposal]:
-    """Add each candidate to the queue, or raise its count; one already in MEMORY.md is left out."""
+@dataclass(frozen=True)
+class Proposed:
+    """What `propose` did: the proposals added or seen again, and how many new ones `MAX_NEW` left out."""
+
+    proposals: list[Proposal]
+    left_out: int = 0
+
+
+def propose(layout: Layout, candidates: list[Candidate], today: dt.date | None = None,
+            limit: int = MAX_NEW) -> Proposed:  # fmt: skip
+    """Add each candidate to the queue, or raise the count of the one it repeats (the same id, or a
+    near-duplicate); one already in MEMORY.md (or near it) is left out, and so is each new one past
+    `limit`, the most often said taken first."""
     day = (today or dt.date.today()).isoformat()
     memory = layout.relative(layout.memory_md)
-    known = {normalise(e.text) for e in vault_entries(layout, memory)} if layout.memory_md.is_file() else set()
-    fresh = [c for c in candidates if normalise(c.text) not in known]
+    entries = list(vault_entries(layout, memory)) if layout.memory_md.is_file() else []
+    known, known_gists = {normalise(e.text) for e in entries}, [gist(e.text) for e in entries]
+    fresh = [c for c in merge(candidates)
+             if normalise(c.text) not in known and not any(near(gist(c.text), g) for g in known_gists)]  # fmt: skip
+    fresh.sort(key=lambda c: -c.seen)  # stable: among the equally repeated, the first said first
     done: list[Proposal] = []
+    left_out = 0
 
     def change(current: TextFile | None) -> str:
+        nonlocal left_out
+        done.clear()
+        left_out = 0
         text = current.text if current else HEADER
         newline = current.newline if current else "\n"
         lines = split_lines(text)
-        queued = {p.id: (p, e) for p, e in _parse(text)}
+        queued = [(p, e, gist(p.text)) for p, e in _parse(text)]
+        added = 0
         for c in fresh:
-            ident = proposal_id(c.text)
-            if ident in queued:
-                p, e = queued[ident]
-                p = Proposal(p.id, p.text, p.kind, p.seen + 1, day, p.source, p.line)
+            ident, said = proposal_id(c.text), gist(c.text)
+            at = next((i for i, (p, _, g) in enumerate(queued) if p.id == ident or near(g, said)), None)
+            if at is not None:
+                p, e, g = queued[at]
+                p = Proposal(p.id, p.text, p.kind, p.seen + c.seen, day, p.source, p.line)
                 lines[e.start_line - 1] = _line(p) + newline
+                queued[at] = (p, e, g)
+            elif added >= limit:
+                left_out += 1
+                continue
             else:
-                p = Proposal(ident, c.text, c.kind, 1, day, c.source)
+                p = Proposal(ident, c.text, c.kind, c.seen, day, c.source)
                 if lines and not lines[-1].endswith(("\n", "\r")):
                     lines[-1] += newline
                 lines.append(_line(p) + newline)
-                queued[ident] = (p, Entry(REVIEW_FILE, "", len(lines), len(lines), p.text, None, (), None))
+                queued.append((p, Entry(REVIEW_FILE, "", len(lines), len(lines), p.text, None, (), None), said))
+                added += 1
             done.append(p)
         return "".join(lines)
 
     if fresh:
         update_note(layout, layout.root / REVIEW_FILE, change)
-    return done
+    return Proposed(list({p.id: p for p in done}.values()), left_out)
 
 
 def take(layout: Layout, ident: str, reason: str | None = None) -> Proposal:

@@ -48,18 +48,31 @@ class Searched(TypedDict):
 
 
 class Read(TypedDict):
-    """The lines asked for (`source`: path#Lstart-Lend); `more` when the note goes on past them."""
+    """The lines sent (`source`: path#Lstart-Lend); `more` when what was asked for goes on past them
+    (the line or character cap cut it), and then `next_start_line`, where the next read starts."""
 
     source: str
     text: str
     more: bool
+    next_start_line: int | None
 
 
 class Forgot(TypedDict):
-    """The entry's old place (PATH:LINE) and its trash id (`memvault restore ID` puts it back)."""
+    """The entry's old place (PATH:LINE), its trash id (memory_restore takes it) and its vault."""
 
     removed: str
     trash_id: str
+    scope: str
+
+
+class Restored(TypedDict):
+    """Where the entry is again (PATH:LINE; a `clear` batch's first), whether that is its old place
+    (`exact`; else the end of its section), how many entries went back, and their vault."""
+
+    restored: str
+    exact: bool
+    count: int
+    scope: str
 
 
 class Corrected(TypedDict):

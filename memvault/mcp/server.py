@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memvault.api import Vault
+from memvault.mcp.params import described
 from memvault.mcp.resources import add_resources
 from memvault.mcp.tools import MemoryTools
 from memvault.scopes import Scopes
@@ -28,34 +29,37 @@ anything the user asked you to keep out. Call memory_context at the start of a t
 block."""
 
 
-# what each tool does to the vault, for the agent's host (MCP tool annotations); nothing reaches outside it
-READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_context", "memory_status", "memory_sections",
-             "memory_trash"}  # fmt: skip
-DESTRUCTIVE = {"memory_forget"}  # to the trash, restorable, but gone from recall
-IDEMPOTENT = READ_ONLY | {"memory_save"}  # the same save twice writes once
+def annotations(tool: Callable[..., Any]) -> Any:
+    """What a tool does to the vault, for the agent's host: read-only when none of the verbs it runs
+    writes (`memvault.mcp.tools.runs`, `Request.writes`: the one place that says it); nothing reaches
+    outside the vault."""
+    from mcp.types import ToolAnnotations
+
+    from memvault.verbs import verb
+
+    ops, destructive, idempotent = tool.ops, tool.destructive, tool.idempotent  # type: ignore[attr-defined]
+    writes = any(verb(op)[0].writes for op in ops)
+    return ToolAnnotations(read_only_hint=not writes, destructive_hint=writes and destructive,
+                           idempotent_hint=not writes or idempotent, open_world_hint=False)  # fmt: skip
 
 
 def build_server(vault: Vault) -> Any:
     """The MCP server for one project vault (and the user vault beside it)."""
     from importlib.metadata import version
 
-    from mcp.server.mcpserver import MCPServer
-    from mcp.types import ToolAnnotations
+    from memvault.mcp.refusals import Server
 
-    server = MCPServer("memvault", instructions=INSTRUCTIONS, version=version("memvault"))
+    server = Server("memvault", instructions=INSTRUCTIONS, version=version("memvault"))
     add_resources(server, vault)
     for tool in MemoryTools(vault).all():
-        name = tool.__name__
-        hints = ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
-                                idempotent_hint=name in IDEMPOTENT, open_world_hint=False)  # fmt: skip
-        server.add_tool(compact(tool), description=inspect.cleandoc(tool.__doc__ or ""), annotations=hints)
+        server.add_tool(compact(tool), description=inspect.cleandoc(tool.__doc__ or ""), annotations=annotations(tool))
     return server
 
 
 def compact(tool: Callable[..., Any]) -> Callable[..., Any]:
     """The tool with its result sent as structured content and as compact JSON text (the SDK's own text
     is indented: 28 % more of an agent's context for the same fields); its signature, and so its
-    schemas, stay the tool's."""
+    schemas, stay the tool's, every parameter described (`memvault.mcp.params`)."""
     from mcp.types import CallToolResult, TextContent
 
     @functools.wraps(tool)
@@ -64,7 +68,7 @@ def compact(tool: Callable[..., Any]) -> Callable[..., Any]:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
-    call.__signature__ = inspect.signature(tool, eval_str=True)  # type: ignore[attr-defined]  # without `self`
+    call.__signature__ = described(tool)  # type: ignore[attr-defined]  # without `self`
     return call
 
 

@@ -3,6 +3,9 @@ through `Scopes` (the project vault and the user vault), so a tool does exactly 
 
 Outputs are bounded (hits, lines, characters); every hit and item names its source as
 `path#Lstart-Lend`. A bad argument or a refused write is a `ToolError` with one line.
+
+Each tool names the verbs it runs (`runs`): whether it writes is theirs to say (`Request.writes`), so
+its read-only annotation cannot disagree with what it does.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -26,6 +29,10 @@ from memvault.verbs.notes import Get, Note, Remember, Saved
 from memvault.verbs.query import Search
 
 MAX_HITS = 50
+# the search engine's own knobs: how retrievers are fused and weighed, how deep each looks, a raw score
+# cut. They are for the CLI and the benchmarks, which measure them; an agent has `min_similarity` and
+# `mode` for what they would be asked to do, and a schema without them leaves it fewer ways to go wrong
+ENGINE = frozenset({"threshold", "depth", "fusion", "rrf_k", "w_vector", "w_bm25"})
 MAX_ENTRIES = 200
 Scope = Literal["project", "user"]
 ReadScope = Literal["all", "project", "user"]
@@ -40,6 +47,21 @@ LINE = Field(json_schema_extra={"minimum": 1})
 
 def source(path: str, start: int, end: int) -> str:
     return f"{path}#L{start}-L{end}"
+
+
+Tool = TypeVar("Tool", bound=Callable[..., Any])
+
+
+def runs(*ops: str, destructive: bool = False, idempotent: bool = False) -> Callable[[Tool], Tool]:
+    """Mark a tool with the verbs it runs (`memvault.verbs.VERBS`): `memvault.mcp.server` annotates it
+    read-only when none of them writes. `destructive`: what it removes is gone from recall;
+    `idempotent`: a writing tool whose second identical call changes nothing."""
+
+    def mark(tool: Tool) -> Tool:
+        tool.ops, tool.destructive, tool.idempotent = ops, destructive, idempotent  # type: ignore[attr-defined]
+        return tool
+
+    return mark
 
 
 def _parameter(option: Option, default: Any) -> inspect.Parameter:
@@ -67,8 +89,9 @@ class MemoryTools:
         """The hand-made tools, then one per verb MCP serves by translation (`memvault.verbs.VERBS`)."""
         from memvault.verbs import served_by
 
-        made = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget, self.memory_correct,
-                self.memory_extract, self.memory_list, self.memory_context, self.memory_status]  # fmt: skip
+        made = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget, self.memory_restore,
+                self.memory_correct, self.memory_extract, self.memory_list, self.memory_context,
+                self.memory_status]  # fmt: skip
         return made + [self.translated(op) for op in served_by("mcp")]
 
     def translated(self, op: str) -> Callable[..., Any]:
@@ -96,7 +119,7 @@ class MemoryTools:
         tool.__signature__ = inspect.Signature(params, return_annotation=request_type.reply)  # type: ignore[attr-defined]
         tool.__name__ = f"memory_{op}"
         tool.__doc__ = inspect.cleandoc(request_type.__doc__ or "")
-        return tool
+        return runs(op)(tool)
 
     def _run(self, call: Callable[[], Any], next_step: str | None = None) -> Any:
         """The call, a refusal as a one-line tool error; `next_step` says what to call instead when the
@@ -108,10 +131,11 @@ class MemoryTools:
             return call()
         except MemvaultError as exc:
             message = str(exc)
-            if next_step and any(w in message for w in ("no entry", "not a note", "no such note")):
+            if next_step and any(w in message for w in ("no entry", "not a note", "no such note", "no such item")):
                 message += f"; {next_step}"
             raise ToolError(message) from None
 
+    @runs("search")
     def memory_search(self, query: str, scope: ReadScope = "all", **options: Any) -> out.Searched:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
         notes or MEMORY.md; `min_similarity` drops weak hits: "auto" (the default: the model's
@@ -143,18 +167,23 @@ class MemoryTools:
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
          inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
          inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="all", annotation=ReadScope),
-         *(_parameter(o, "auto" if o.name == "min_similarity" else o.default) for o in OPTIONS)],
+         *(_parameter(o, "auto" if o.name == "min_similarity" else o.default) for o in OPTIONS
+           if o.name not in ENGINE)],
         return_annotation=out.Searched,
     )  # fmt: skip
 
+    @runs("get")
     def memory_get(self, path: str, start_line: Annotated[int, LINE] = 1, end_line: Annotated[int | None, LINE] = None,
                    section: str | None = None, scope: Scope = "project") -> out.Read:  # fmt: skip
         """Read a note: `path` is a source's path (or `memory` for MEMORY.md, or a date for that
         day's note), with a line range (1-based, inclusive) or one `##` section; or a search hit's
-        `source` or `entry_id`, for just those lines. At most 400 lines."""
+        `source` or `entry_id`, for just those lines. At most 400 lines (and 20,000 characters): `more`
+        is true when what was asked for goes on, and `next_start_line` is the `start_line` that reads on."""
         got = self._run(lambda: self.scopes.one(scope)[1].run(Get(path, start_line, end_line, section)), FIND)
-        return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more}
+        return {"source": source(got.path, got.start_line, got.end_line), "text": got.text, "more": got.more,
+                "next_start_line": got.end_line + 1 if got.more else None}  # fmt: skip
 
+    @runs("note", "remember", idempotent=True)  # the same save twice writes once
     def memory_save(
         self, text: str,
         type: Literal["preference", "architecture", "solution", "discovery", "config", "conversation", "daily"]
@@ -180,17 +209,42 @@ class MemoryTools:
 
         return self._run(call)
 
+    @runs("forget", destructive=True)  # to the trash, restorable, but gone from recall
     def memory_forget(self, key: str | None = None, match: str | None = None, where: str | None = None,
                       scope: Scope | None = None) -> out.Forgot:  # fmt: skip
         """Remove one entry, by its `key`, a piece of its text (`match`) or its place (`where`:
-        PATH:LINE, or a search hit's `source`). It goes to the trash (a person can restore it);
-        when more than one entry matches, nothing is removed and the candidates are named."""
+        PATH:LINE, or a search hit's `source`). It goes to the trash: memory_restore puts it back by
+        the `trash_id` this answers; when more than one entry matches, nothing is removed and the
+        candidates are named."""
         from memvault.verbs.entries import Forget
 
         named = where if where is not None else key  # an empty `where` is refused, not taken for no place
-        moved = self._run(lambda: self.scopes.one(scope, key)[1].run(Forget(named, match)), FIND)
-        return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id}
 
+        def call() -> out.Forgot:
+            name, vault = self.scopes.one(scope, key)
+            moved = vault.run(Forget(named, match))
+            return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id, "scope": name}
+
+        return self._run(call, FIND)
+
+    @runs("restore")  # a second restore of one id finds it gone from the trash: not idempotent
+    def memory_restore(self, id: str, scope: Scope | None = None) -> out.Restored:
+        """Undo a forget: put a trashed entry back where it was, by the `trash_id` memory_forget
+        answered (memory_trash lists the trash). When its note changed around it, it goes to the end
+        of its section (`exact` false)."""
+        from memvault.vault.trash import is_item
+        from memvault.verbs.entries import Restore
+
+        def call() -> out.Restored:
+            vaults = self.scopes.read(scope or "all")
+            name, vault = next(((n, v) for n, v in vaults if is_item(v.layout, id)), vaults[0])
+            moved = vault.run(Restore(id))
+            return {"restored": f"{moved.path}:{moved.line}", "exact": moved.exact, "count": moved.count,
+                    "scope": name}  # fmt: skip
+
+        return self._run(call, "memory_trash lists what the trash holds, each with its `id`")
+
+    @runs("correct")
     def memory_correct(self, text: str, key: str | None = None, match: str | None = None, where: str | None = None,
                        scope: Scope | None = None) -> out.Corrected:  # fmt: skip
         """Correct a fact that was wrong or changed, keeping the history: `text` is written to
@@ -203,6 +257,7 @@ class MemoryTools:
         done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, named, match)), FIND)
         return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
 
+    @runs("extract")
     def memory_extract(self, messages: list[dict[str, Any]]) -> out.Extracted:
         """Hand over a finished conversation (`[{role, content}]`): its summary goes to today's note,
         and the lasting statements the user made go to the review queue for a person to approve
@@ -214,6 +269,7 @@ class MemoryTools:
         return {"path": done.path, "proposals": [{k: p[k] for k in ("id", "text", "kind", "seen")}
                                                  for p in done.proposals], "warnings": done.warnings}  # fmt: skip
 
+    @runs("list")
     def memory_list(
         self, section: str | None = None, tag: str | None = None, key: str | None = None, scope: ReadScope = "all",
         offset: Annotated[int, Field(ge=0, description="skip this many entries (the last page's next_offset)")] = 0,
@@ -230,6 +286,7 @@ class MemoryTools:
         return {"entries": entries, "total": len(listed.entries), "next_offset": offset + len(page) if more else None,
                 "tags": listed.tags}  # fmt: skip
 
+    @runs("context")
     def memory_context(
         self, query: str | None = None,
         budget: Annotated[int | None, Field(ge=MIN_BUDGET, le=MAX_BUDGET,
@@ -242,6 +299,7 @@ class MemoryTools:
         recent (nothing relevant was found)."""
         return self._run(lambda: self.scopes.context(query, budget, scope))  # what `context --json` gives
 
+    @runs("status", "overview")
     def memory_status(self) -> out.Status:
         """The vault: files on disk and indexed, failures, the model and the store; and `memory`, per
         scope, what it holds for an agent: entries (current, superseded, keyed), the stable block's

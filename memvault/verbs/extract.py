@@ -13,7 +13,7 @@ from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.guards import check_entry, check_field_value
 from memvault.vault.memory_file import remember
-from memvault.vault.proposals import Candidate, find_candidates, propose, review, take
+from memvault.vault.proposals import MAX_NEW, Candidate, find_candidates, propose, review, take
 from memvault.verbs.runtime import WriteRuntime
 
 # a proposal's kind -> where approving it saves it: a save type, or a section by language
@@ -124,9 +124,12 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
             candidates += [Candidate(text, "discovery", "llm") for text in llm.discoveries(messages)]
         except llm.LlmFailed as exc:
             warnings.append(f"LLM extractor: {exc}; the rule-based proposals stand")
-    proposals = propose(rt.layout, _safe(candidates, warnings))
+    proposed = propose(rt.layout, _safe(candidates, warnings))
+    if proposed.left_out:
+        warnings.append(f"{proposed.left_out} more statements not proposed: one extraction adds at most {MAX_NEW} "
+                        "new proposals to the review queue, the most repeated first")  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Extracted(rel, len(messages), [asdict(p) for p in proposals], warnings, rt.written([rel]))
+    return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written([rel]))
 
 
 def review_queue(rt: WriteRuntime, request: Review) -> Proposals:
@@ -152,4 +155,3 @@ def approve(rt: WriteRuntime, request: Approve) -> Approved:
 
 def reject(rt: WriteRuntime, request: Reject) -> Rejected:
     return Rejected(take(rt.layout, request.id, reason="a rejected proposal").id)
-

@@ -40,7 +40,8 @@ class Saved(Message):
 
 @dataclass(frozen=True)
 class Got(Message):
-    """Lines of a note, 1-based and inclusive; `more` when the note goes on past what was sent."""
+    """Lines of a note, 1-based and inclusive; `more` when what was asked for (the lines, the section, or
+    the note to its end) goes on past what was sent: `GET_LINES` or `GET_CHARS` cut it."""
 
     path: str
     start_line: int
@@ -70,7 +71,8 @@ class Remember(Request, op="remember", reply=Saved, writes=True):
 @dataclass(frozen=True)
 class Get(Request, op="get", reply=Got):
     """A note (`memory`, a date or a vault-relative path), its lines `start_line`-`end_line`, or one
-    `##` section of it; at most `GET_LINES` lines and `GET_CHARS` characters."""
+    `##` section of it (from `start_line` on, when that is inside it); at most `GET_LINES` lines and
+    `GET_CHARS` characters."""
 
     path: str
     start_line: int = 1
@@ -160,9 +162,19 @@ def get(rt: VaultRuntime, request: Get) -> Got:
         if found is None:
             there = ", ".join(repr(s.title) for s in sections) or "none"
             raise UsageError(f"{rel} has no section {request.section!r} (its sections: {there})")
-        start, end = found.start + 1, found.end
+        start, end = max(start, found.start + 1), found.end  # a start_line in it: a capped read going on
+        if start > end:
+            raise UsageError(f"{rel}: section {request.section!r} ends at line {end}: line {start} is past it")
     elif start > len(lines):
         raise UsageError(f"{rel} has {len(lines)} lines: line {start} is past its end")
-    end = min(end, len(lines), start + GET_LINES - 1)
+    asked = min(end, len(lines))
+    end = min(asked, start + GET_LINES - 1)
+    used, whole = -1, start - 1  # the whole lines within GET_CHARS; a first line longer than that is cut, alone
+    for i in range(start - 1, end):
+        used += len(lines[i]) + 1
+        if used > GET_CHARS:
+            break
+        whole = i + 1
+    end = max(start, whole)
     text = "\n".join(lines[start - 1 : end])[:GET_CHARS]
-    return Got(rel, start, end, text, end < len(lines) and request.end_line is None and request.section is None)
+    return Got(rel, start, end, text, end < asked)
