@@ -24,6 +24,7 @@ from memvault.indexer.tokenizer import DEFAULT as DEFAULT_TOKENIZER
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, StoreLocked
 from memvault.vault.chunking import VERSION as CHUNKER_VERSION
+from memvault.vault.errors import unwritable
 from memvault.vault.locks import try_lock
 from memvault.vault.logger import log
 from memvault.vault.paths import Layout, make_state_dir, state_problem
@@ -189,7 +190,10 @@ def _tell_collection(index: Index, tokenizer: Tokenizer) -> None:
 
 
 def _take_lock(path: Path) -> int:
-    fd = try_lock(path)
+    try:
+        fd = try_lock(path)
+    except OSError as exc:  # a vault that cannot be written: one line naming it (`vault.errors.unwritable`)
+        raise unwritable(exc, path, path.parent.parent) or exc from None
     if fd is None:
         raise StoreLocked(f"{path.parent}: the index is open in another memvault process")
     return fd

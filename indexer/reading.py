@@ -117,3 +117,25 @@ class Reads:
 
     def recalled(self, entries: Sequence[str], when: float) -> None:
         self.manifest.record_recalls(entries, when)
+
+
+def own_words_top(reader: Reader, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
+    """BM25's best `k` among the units that hold one of the query's tokens in their own words: an entry's
+    heading path and text, not the entries before it, which BM25 reads with it (`vault.model.bm25_text`)
+    to rank a turn of a conversation by what was said around it. Those lift an entry that says a word of
+    the query; one that says none matched only through its neighbours, and is no BM25 hit."""
+    wanted = set(tokens)
+    asked = k
+    while True:
+        ranked = reader.bm25_top(tokens, asked, flt)
+        rows = reader.chunk_rows([cid for cid, _ in ranked if cid])
+        own = [(cid, score) for cid, score in ranked if cid in rows and _says_one(reader, rows[cid], wanted)]
+        if len(own) >= k or len(ranked) < asked:
+            return own[:k]
+        asked *= 4  # many matched through their neighbours alone: look further down
+
+
+def _says_one(reader: Reader, row: ChunkRow, wanted: set[str]) -> bool:
+    if row.payload.get("unit") != "entry" or reader.tokenizer is None:
+        return True  # a unit of text is read as it is: what matched is its own
+    return not wanted.isdisjoint(reader.tokenizer(f"{row.context}\n{row.text}" if row.context else row.text))

@@ -170,8 +170,12 @@ class Vault:
         return self.run(Trash()).items
 
     def status(self) -> dict[str, Any]:
+        """The index against the files. A `memvault.toml` a search would refuse is refused here too, in the
+        same line: a status that reports a vault as fine while every search fails would mislead."""
+        from memvault.vault.config import load_settings
         from memvault.verbs.index import Status
 
+        load_settings(self.root if self.root.is_dir() else None)
         return self.run(Status()).status
 
     def events(self, since: int = 0) -> list[dict[str, Any]]:

@@ -126,7 +126,10 @@ class Scopes:
         from memvault.verbs.context import DEFAULT_BUDGET, Context, render
 
         budget = DEFAULT_BUDGET if budget is None else budget
-        return render([(name, vault.run(Context(query))) for name, vault in self.read(scope)], budget)
+        parts = [(name, vault.run(Context(query))) for name, vault in self.read(scope)]
+        reasons = {name: part.reason for name, part in parts if part.reason}
+        # `reason`: why recall answered from the notes' text and not the index, when it did (a recall error)
+        return {**render(parts, budget), "reason": next(iter(reasons.values()), None), "reasons": reasons}
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
                 scope: str = "all", unused_since: str | None = None) -> Listed:  # fmt: skip

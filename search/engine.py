@@ -20,7 +20,7 @@ from memvault.indexer.embedders.base import EmbedderError
 from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
 from memvault.indexer.opening import open_index
-from memvault.indexer.reading import Reader
+from memvault.indexer.reading import Reader, own_words_top
 from memvault.indexer.rows import ChunkRow
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
@@ -188,7 +188,7 @@ class Searcher:
         ranked: dict[str, list[tuple[str, float]]] = {}
         reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
-            ranked["bm25"] = self.index.bm25_top(tokens, depth, flt)  # repeated tokens count, as in rank-bm25
+            ranked["bm25"] = own_words_top(self.index, tokens, depth, flt)  # repeated tokens count, as in rank-bm25
         vector_wanted = opts.mode == "vector" or (opts.mode == "hybrid" and self._vector_helps(query))
         if opts.mode == "hybrid" and not vector_wanted:
             reason = f"{self.index.embedder.name} does not cover CJK text: BM25 only for this query"

@@ -138,7 +138,7 @@ def test_a_recorded_claude_code_session_goes_through_the_hooks(layout, cli, cli_
     assert "/clear" not in note and "Search the code" not in note and "file text" not in note
     review = (layout.root / "REVIEW.md").read_text(encoding="utf-8")
     assert "ship on Tuesdays" in review and "squash merges" in review
-    memory = json.loads(cli("status", "--json", env=HASH_ENV).stdout)["memory"]  # seed 002's /memory status
+    memory = json.loads(cli("status", "--json", env=HASH_ENV).stdout)["memory"]["project"]  # seed 002's /memory status
     # the stable block: the preference, then the conversation's summary
     assert (memory["summaries"], memory["review"], memory["current"], memory["stable_entries"]) == (1, 2, 3, 2)
     assert memory["recalled"] >= 1 and memory["stable_chars"] > len("Answers in English, terse")  # the prompt's

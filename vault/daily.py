@@ -86,16 +86,21 @@ def daily_title(section: str, lang: str) -> str:
     return section
 
 
-def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry]) -> BatchSaved:
+def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry], conversations: int | None = None
+                   ) -> BatchSaved:  # fmt: skip
     """Write a day's missing note with all these entries at once (sections as `daily_title` reads
     them, counters counted, no time stamp). A note that exists is never changed here, today's
-    neither: every entry comes back `frozen`, for the caller to put elsewhere. A day to come is refused."""
+    neither: every entry comes back `frozen`, for the caller to put elsewhere. A day to come is refused.
+    `conversations`: the entries are facts taken from that many conversations (an import of another
+    program's memories), which is what the day's conversation counter counts, not the facts."""
     check_day(day)
     lang = vault_lang(layout)
     counters = {spec[lang][0]: spec[lang][1] for spec in DAILY_SECTIONS.values()}
+    talks = DAILY_SECTIONS["conversation"][lang]
 
     def count(text: str, added: dict[str, int]) -> str:
         for title, n in added.items():
+            n = conversations if conversations is not None and title == talks[0] and n else n
             text = _bump_counter(text, counters[title], n) if title in counters and n else text
         return text
 

@@ -35,7 +35,7 @@ from memvault.vault.model import Note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, is_note_rel
 from memvault.vault.scan import scan_vault
-from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences
+from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences, title_in
 from memvault.vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
@@ -357,6 +357,7 @@ def place_entry(
     the end of that section (created if missing). Every other byte stays as it was; the new lines
     use the note's line ending."""
     entries = list(iter_entries(parse_note(rel, text)))
+    title = title_in(text, title)
     lines = entry_lines(entry, prefix)
     old = next((e for e in entries if e.key == key and not e.superseded), None) if key is not None else None
     if old is not None:

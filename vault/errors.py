@@ -6,6 +6,9 @@ code stored on its class, so messages must name the file or input at fault.
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
+
 
 class MemvaultError(Exception):
     """Base of all errors memvault reports to a user."""
@@ -37,7 +40,34 @@ class NoteReadError(MemvaultError):
     exit_code = 4
 
 
+class NoteWriteError(MemvaultError):
+    """A note (or the vault's own state) that cannot be written: permission, a read-only file system, a
+    full disk. The code of a note that cannot be read: a file memvault needs and cannot use."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, strerror: str | None = None) -> None:
+        super().__init__(message)
+        self.strerror = strerror  # what the system said, for a caller that words its own line
+
+
 class LockError(MemvaultError):
     """The vault's write lock could not be taken in time."""
 
     exit_code = 5
+
+
+# what the system says when a file cannot be written however often it is tried
+UNWRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT)
+
+
+def unwritable(exc: OSError, what: Path, root: Path | None = None) -> NoteWriteError | None:
+    """The one line for an `UNWRITABLE` fault met writing the note `what` (its temp file, its folder), or,
+    given the vault's `root`, its own state (its lock, its `.memvault/`): then the vault is named. None
+    for any other fault."""
+    if exc.errno not in UNWRITABLE:
+        return None
+    if root is not None:
+        return NoteWriteError(f"{root}: the vault cannot be written: {what}: {exc.strerror}", exc.strerror)
+    folder = " (its folder)" if exc.filename and Path(exc.filename) != what else ""
+    return NoteWriteError(f"{what}: cannot be written: {exc.strerror}{folder}", exc.strerror)

@@ -1,7 +1,7 @@
 """Import and export: memories in from a file, every entry out as data.
 
 Three shapes come in: the KinetAios export (`{"version": 1, "memories": [{"content", "createdAt"?,
-"conversationId"?}]}`), a plain JSON list of strings, and memvault's own export
+"conversationId"?}]}`, `vault.kinetaios`), a plain JSON list of strings, and memvault's own export
 (`{"memvault_export": 1, "entries": [...]}`, or its JSON-lines form: that header object on the first
 line, one entry per line after it). A file is read and checked whole before anything is written, so a
 malformed one (not UTF-8, not JSON, the wrong shape, a day to come) is one line of error and changes
@@ -26,10 +26,11 @@ from typing import Any
 
 from memvault.vault.daily import backfill_daily, daily_title, vault_lang
 from memvault.vault.days import check_day, check_summary, read_day, set_summary, summary_of
-from memvault.vault.entries import Entry, field_in, normalise, one_line, vault_entries
+from memvault.vault.entries import Entry, field_in, normalise, vault_entries
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.fileio import MAX_NOTE_BYTES
-from memvault.vault.guards import check_field_value, check_section_name
+from memvault.vault.guards import check_section_name
+from memvault.vault.kinetaios import read_memory
 from memvault.vault.memory_file import remember_batch
 from memvault.vault.notes import note_kind
 from memvault.vault.paths import Layout, daily_notes
@@ -62,6 +63,7 @@ class Incoming:
     stamped: bool = True  # a MEMORY.md entry with no day is saved as of today (a memvault export's keeps none)
     stored: bool = False  # a memvault export's: the text as its note held it, written back as is (fields kept)
     day_summary: bool = False  # not an entry: the summary (frontmatter `index`) of the day `date`
+    fact: bool = False  # a fact from a conversation (KinetAios's): its day counts conversations, not facts
 
 
 @dataclass(frozen=True)
@@ -153,27 +155,9 @@ def _plain(label: str, i: int, item: Any) -> Incoming:
 
 
 def _kinetaios(label: str, i: int, item: Any, today: dt.date) -> Incoming:
-    where = f'{label}: item {i} of "memories"'
-    if not isinstance(item, dict) or not isinstance(item.get("content"), str):
-        raise UsageError(f'{where} needs a string "content"')
-    for name in ("conversationId", "createdAt"):
-        if item.get(name) is not None and not isinstance(item[name], str):
-            raise UsageError(f'{where}: "{name}" must be a string, not {_kind(item[name])}')
-    day = None
-    if item.get("createdAt"):
-        try:
-            day = dt.datetime.fromisoformat(item["createdAt"]).date().isoformat()  # the day as written there
-        except ValueError:
-            raise UsageError(f'{where}: "createdAt" {item["createdAt"][:40]!r} is not an ISO date-time') from None
-        check_day(dt.date.fromisoformat(day), today, f'{where}: "createdAt"')
-    conversation = item.get("conversationId")
-    if conversation is not None:
-        try:
-            check_field_value('"conversationId"', conversation)
-        except UsageError as exc:
-            raise UsageError(f"{where}: {exc}") from None
+    content, day, conversation = read_memory(f'{label}: item {i} of "memories"', item, today)
     fields = (("conversation", conversation),) if conversation else ()
-    return Incoming(i, item["content"], day, daily=day is not None, fields=fields)
+    return Incoming(i, content, day, daily=day is not None, fields=fields, fact=True)
 
 
 def _exported(label: str, i: int, item: Any, today: dt.date) -> Incoming:
@@ -282,7 +266,10 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
     _check_size(layout, [e for _, e in memory])
     result = ImportResult(0, skipped, refused)
     for day, batch in sorted(days.items()):
-        done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch])
+        facts = [item for item, _ in batch if item.fact]
+        talks = {dict(item.fields).get("conversation") for item in facts} - {None} if facts else None
+        done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch],
+                              None if talks is None else len(talks))  # fmt: skip
         for (item, entry), status in zip(batch, done.statuses, strict=True):
             if status == "frozen":  # the day's note appeared meanwhile: a save may not change it
                 memory.append((item, dataclasses.replace(entry, section=default, saved=item.date)))
@@ -324,8 +311,9 @@ def _tally(layout: Layout, result: ImportResult, done: BatchSaved, batch: Routed
     refused = result.refused + [{"index": item.index, "reason": reason}
                                 for (item, _), status, reason in zip(batch, done.statuses, done.reasons, strict=True)
                                 if status == "refused"]  # fmt: skip
+    made = done.created_sections if done.path == layout.memory_md else []  # a new day's sections are its own
     return ImportResult(result.imported + added, result.skipped + done.count("unchanged"), refused, paths,
-                        result.created_sections + done.created_sections)  # fmt: skip
+                        result.created_sections + made)  # fmt: skip
 
 
 def _check_size(layout: Layout, entries: list[NewEntry]) -> None:
@@ -373,18 +361,3 @@ def export_document(entries: list[dict[str, Any]], days: list[dict[str, str]] | 
     stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
     return {EXPORT_MARK: EXPORT_VERSION, "exported_at": stamp, "count": len(entries), "days": days or [],
             "skipped": skipped or [], "entries": entries}  # fmt: skip
-
-
-def kinetaios_document(entries: list[dict[str, Any]], now: dt.datetime | None = None) -> dict[str, Any]:
-    """The KinetAios shape `import` reads: a daily note's entry with its day as `createdAt`, a
-    `[conversation:: ID]` as `conversationId`, the text without memvault's fields."""
-    stamp = (now or dt.datetime.now().astimezone()).isoformat(timespec="seconds")
-    memories = []
-    for e in entries:
-        memory: dict[str, Any] = {"content": one_line(e["text"])}
-        if e.get("date") and e["path"].startswith("daily/"):
-            memory["createdAt"] = f"{e['date']}T00:00:00"
-        if field_in(e["text"], "conversation"):
-            memory["conversationId"] = field_in(e["text"], "conversation")
-        memories.append(memory)
-    return {"version": 1, "exportedAt": stamp, "memories": memories}

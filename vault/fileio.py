@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memvault.vault.effects import before_write
-from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError
+from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError, unwritable
 from memvault.vault.locks import try_lock
 from memvault.vault.paths import Layout, make_state_dir, vault_file
 from memvault.vault.regular import NotRegular, read_regular
@@ -148,7 +148,7 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT, sweep: Path | None
     """
     path = make_state_dir(layout) / "write.lock"
     deadline = time.monotonic() + timeout
-    while (fd := try_lock(path)) is None:
+    while (fd := _lock(layout, path)) is None:
         if time.monotonic() > deadline:
             raise LockError(f"{path}: vault is locked by another writer for over {timeout:.0f}s")
         time.sleep(0.005)
@@ -158,6 +158,13 @@ def vault_lock(layout: Layout, timeout: float = LOCK_TIMEOUT, sweep: Path | None
         yield
     finally:
         os.close(fd)
+
+
+def _lock(layout: Layout, path: Path) -> int | None:
+    try:
+        return try_lock(path)
+    except OSError as exc:
+        raise unwritable(exc, path, layout.root) or exc from None
 
 
 def _gone(pid: int) -> bool:
@@ -263,7 +270,18 @@ def atomic_write(
     A crash leaves either the old note or the new one, never a torn mix. `expect`: the sha256 of the
     version this write replaces (`TextFile.sha256`), or ABSENT; a note that is no longer that version
     is left as it is and `ChangedMeanwhile` raised. A file replaced keeps its mode; a new one gets `new_mode`.
+    A note that cannot be written (`unwritable`) is `NoteWriteError` naming it, not its temp file.
     """
+    try:
+        _atomic_write(path, data, expect, new_mode, held)
+    except OSError as exc:
+        refusal = unwritable(exc, path)
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def _atomic_write(path: Path, data: bytes, expect: str | None, new_mode: int, held: Held | None) -> None:
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     try:
         mode = path.stat().st_mode & 0o7777

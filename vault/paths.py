@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.vault.errors import PathError, UsageError
+from memvault.vault.errors import PathError, UsageError, unwritable
 from memvault.vault.places import DAILY_DIR, MEMORY_FILE, REVIEW_FILE, STATE_DIR, TRASH_DIR, vault_root
 from memvault.vault.regular import file_kind
 
@@ -133,7 +133,10 @@ def make_state_dir(layout: Layout) -> Path:
     problem = state_problem(layout)
     if problem:
         raise PathError(problem)
-    layout.state_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        layout.state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise unwritable(exc, layout.state_dir, layout.root) or exc from None
     return layout.state_dir
 
 

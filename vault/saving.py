@@ -40,7 +40,7 @@ from memvault.vault.fileio import (
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, vault_file
-from memvault.vault.sections import entry_lines, insert_in_section
+from memvault.vault.sections import entry_lines, insert_in_section, spellings, title_key
 from memvault.vault.supersede import mark_superseded, pointer, points_at
 from memvault.vault.swap import Held
 from memvault.vault.trash import trash_entry
@@ -264,6 +264,17 @@ def _prepare_all(entries: Sequence[NewEntry]) -> tuple[list[str | None], list[st
     return prepared, reasons
 
 
+def _titled(body: str, entries: Sequence[NewEntry]) -> list[NewEntry]:
+    """The entries with their sections spelled as the note (or, for a new one, the batch's first entry
+    naming it) spells them: one section, however a save wrote its title (`vault.sections.title_key`)."""
+    spelled = spellings(body)
+    out = []
+    for item in entries:
+        title = spelled.setdefault(title_key(item.section), item.section)
+        out.append(item if title == item.section else dataclasses.replace(item, section=title))
+    return out
+
+
 def _new_blocks(
     rel: str, existing: list[Entry], entries: Sequence[NewEntry], prepared: list[str | None], statuses: list[str],
     reasons: list[str | None], prefix: str,
@@ -344,6 +355,7 @@ def _batch_on(
         return BatchSaved(path, ["frozen"] * len(entries), [None] * len(entries))
     body = current.text if current else template()
     existing = list(iter_entries(parse_note(rel, body)))
+    entries = _titled(body, entries)
     blocks = _new_blocks(rel, existing, entries, prepared, statuses, reasons, prefix)
     if not blocks:
         return BatchSaved(path, statuses, reasons)

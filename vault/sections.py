@@ -65,6 +65,26 @@ def find_sections(lines: list[str], level: int) -> list[Section]:
     return sections
 
 
+def title_key(title: str) -> str:
+    """What two section titles share when they name one section: "user  preferences" is "User
+    Preferences", so a save spelled either way goes to the one section rather than making a second."""
+    return " ".join(title.split()).casefold()
+
+
+def spellings(text: str, level: int = 2) -> dict[str, str]:
+    """Each section's `title_key` -> the note's own spelling of it (the first, when two spell it)."""
+    bare = [line.rstrip("\r\n") for line in split_lines(text)]
+    found: dict[str, str] = {}
+    for section in find_sections(bare, level):
+        found.setdefault(title_key(section.title), section.title)
+    return found
+
+
+def title_in(text: str, title: str, level: int = 2) -> str:
+    """The note's own spelling of section `title` (`title_key`), or `title` when the note has none."""
+    return spellings(text, level).get(title_key(title), title)
+
+
 def entry_lines(entry: str, prefix: str = "- ", indent: str = "") -> list[str]:
     """Format an entry as one list item (nested `indent` deep); continuation lines are indented under
     it. A line that would read as a heading or a code fence at two spaces (both may be indented up to
@@ -83,7 +103,8 @@ def _continuation(line: str) -> str:
 
 
 def insert_in_section(text: str, title: str, new_lines: list[str], newline: str, level: int = 2) -> tuple[str, bool]:
-    """Insert lines after the last non-blank line of the named section, or add the section at the end.
+    """Insert lines after the last non-blank line of the named section (`title_key`), or add the section
+    at the end.
 
     Returns the new text and whether the section had to be created. Every
     existing byte is kept; the new lines use the note's own line ending.
@@ -91,7 +112,7 @@ def insert_in_section(text: str, title: str, new_lines: list[str], newline: str,
     lines = split_lines(text)
     bare = [line.rstrip("\r\n") for line in lines]
     block = [line + newline for line in new_lines]
-    match = next((s for s in find_sections(bare, level) if s.title == title), None)
+    match = next((s for s in find_sections(bare, level) if title_key(s.title) == title_key(title)), None)
     if match is None:
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += newline

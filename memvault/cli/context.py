@@ -23,8 +23,11 @@ def cmd_context(args: argparse.Namespace, vault: Vault) -> int:
         blocks = scopes.context(query, args.budget, args.scope)
     if args.json:
         print(json.dumps(blocks, ensure_ascii=False))
-    else:
-        sys.stdout.write(blocks["text"])
+        return 0
+    sys.stdout.write(blocks["text"])
+    for name, reason in blocks["reasons"].items():  # the blocks are for a prompt; the person is told here
+        label = f" [{name}]" if len(blocks["reasons"]) > 1 or name != "project" else ""
+        print(f"memvault: recall{label} answered from the notes' text, not the index: {reason}", file=sys.stderr)
     return 0
 
 

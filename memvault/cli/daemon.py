@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from memvault.api import Vault
 from memvault.cli.common import Add
@@ -17,10 +18,12 @@ DAEMON_IDLE_S = 120.0  # `mcp --daemon-idle`: how long a daemon a session starte
 
 
 def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.scopes import Scopes
     from memvault.verbs.entries import Overview
 
     status = vault.status()
-    memory = vault.run(Overview()).to_json()
+    with Scopes(vault) as scopes:  # both scopes, as the MCP tool shows them
+        memory = {name: v.run(Overview()).to_json() for name, v in scopes.read("all")}
     if args.json:
         print(json.dumps({**status, "memory": memory}, ensure_ascii=False))
         return 0
@@ -32,11 +35,15 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
         print(f"{'vectors':<15} {vectors['embedded']} of {vectors['total']} embedded{left}")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
-    m = memory
-    print(f"{'entries':<15} {m['current']} current ({m['keyed']} keyed), {m['superseded']} superseded; "
-          f"{m['summaries']} conversation summaries; {m['review']} proposals to review")  # fmt: skip
-    print(f"{'stable block':<15} {m['stable_entries']} entries, {m['stable_chars']} characters in every prompt")
-    print(f"{'recalled':<15} {m['recalled']} entries, {m['recalls']} times, by searches the daemon served")
+    for name, m in memory.items():
+        at = f"[{name}] "
+        latest = f" (the latest {m['latest_summary_chars']} characters)" if m["summaries"] else ""
+        print(f"{'entries':<15} {at}{m['current']} current ({m['keyed']} keyed), {m['superseded']} superseded; "
+              f"{m['summaries']} conversation summaries{latest}; {m['review']} proposals to review")  # fmt: skip
+        print(f"{'stable block':<15} {at}{m['stable_entries']} entries, {m['stable_chars']} characters in every prompt")
+        print(f"{'recalled':<15} {at}{m['recalled']} entries, {m['recalls']} times, by searches the daemon served")
+        last = f", the last at {m['last_recall_error_at']}: {m['last_recall_error']}" if m["recall_errors"] else ""
+        print(f"{'recall errors':<15} {at}{m['recall_errors']}{last}")
     return 0
 
 
@@ -85,10 +92,51 @@ def cmd_daemon(args: argparse.Namespace, vault: Vault) -> int:
     if args.json:
         print(json.dumps(status, ensure_ascii=False))
     else:
-        for key, value in status.items():
-            if key != "failures":
-                print(f"{key:<20} {value}")
+        for label, value in readable(status):
+            print(f"{label:<20} {value}")
     return 0 if status["running"] else 3
+
+
+TIMES = ("last_event", "last_full_reconcile")  # epoch seconds in the JSON, local times for people
+SPREAD = ("usage",)  # a group whose members are lines of their own
+
+
+def readable(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """`daemon status` for a person: labels in words, yes/no, times as local ISO times, a group's members
+    on their lines, every daemon error on one. The JSON keeps the values as they are, for programs."""
+    rows: list[tuple[str, str]] = []
+    for key, value in status.items():
+        if key == "failures":
+            rows += [("failed", f"{f['path']}: {f['reason']}") for f in value]
+        elif key == "errors":
+            rows += [("error", str(e)) for e in value] or [("errors", "none")]
+        elif key == "vectors" and isinstance(value, dict) and "total" in value:
+            rate = f", {value['rate_per_s']} chunks/s, {value['eta_s']} s left" if value.get("rate_per_s") else ""
+            rows.append(("vectors", f"{value.get('embedded', 0)} of {value['total']} embedded, "
+                                    f"{value.get('waiting', 0)} waiting{rate}"))  # fmt: skip
+        elif key in SPREAD and isinstance(value, dict):
+            rows += [(name.replace("_", " "), _said(v)) for name, v in value.items()]
+        else:
+            rows.append((key.replace("_", " "), _said(value, key in TIMES, key == "uptime")))
+    return rows
+
+
+def _said(value: Any, time: bool = False, seconds: bool = False) -> str:
+    import datetime as dt
+
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if time and isinstance(value, (int, float)):
+        return dt.datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+    if seconds and isinstance(value, (int, float)):
+        return f"{value:g} s"
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_said(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_said(v) for v in value) or "none"
+    return str(value)
 
 
 def add_commands(add: Add) -> None:

@@ -48,7 +48,7 @@ def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
     with Scopes(vault) as scopes:
         document = scopes.export(args.scope)
     if args.format == "kinetaios":
-        from memvault.vault.exchange import kinetaios_document
+        from memvault.vault.kinetaios import kinetaios_document
 
         print(json.dumps(kinetaios_document(document["entries"]), ensure_ascii=False))
     elif args.format == "json":

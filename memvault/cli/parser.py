@@ -41,6 +41,19 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"memvault: error: {message} (see `{self.prog} --help`)\n")
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A choice mistyped (`serch`, `daemon stauts`) is answered with the nearest one, when one is near,
+        instead of the whole list of choices."""
+        import difflib
+
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            return super()._check_value(action, value)
+        near = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+        if not near:
+            return super()._check_value(action, value)
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}; did you mean {near[0]!r}?")
+
 
 class _Version(argparse.Action):
     """`--version`, reading the installed version only when asked (importlib.metadata costs 11 ms)."""

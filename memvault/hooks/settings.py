@@ -29,7 +29,7 @@ from typing import Any
 from memvault.hooks.jsontext import JsonTextError, Splice, Value, append, apply, parse, remove, replace
 from memvault.hooks.mcp_config import memvault_program
 from memvault.hooks.state import read_state, write_state
-from memvault.vault.errors import MemvaultError, UsageError
+from memvault.vault.errors import MemvaultError, NoteWriteError, UsageError
 from memvault.vault.fileio import ABSENT, atomic_write
 from memvault.vault.paths import Layout, vault_file
 from memvault.vault.regular import read_regular
@@ -243,7 +243,7 @@ def _write(layout: Layout, found: _Settings, new: str | None) -> Path | None:
         else:
             found.target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(found.target, new.encode("utf-8"), expect=_sha(found.data))  # over the version read
-    except OSError as exc:
+    except (OSError, NoteWriteError) as exc:
         raise UsageError(f"{found.path}: cannot write it ({exc.strerror or exc})") from None
     return kept
 
@@ -258,7 +258,7 @@ def _record(layout: Layout, key: str, entry: dict[str, Any] | None) -> None:
         state[key] = entry
     try:
         write_state(layout, _STATE, state)
-    except OSError as exc:
+    except (OSError, NoteWriteError) as exc:
         raise UsageError(f"{layout.state_dir / _STATE}: cannot write it ({exc.strerror or exc})") from None
 
 

@@ -58,6 +58,7 @@ class Contexted(Message):
     stable: list[dict[str, Any]]
     recall: list[dict[str, Any]] = field(default_factory=list)
     tier: str | None = None
+    reason: str | None = None  # why recall answered from the notes' text, not the index (a recall error)
 
 
 @dataclass(frozen=True)
@@ -175,8 +176,11 @@ def context(rt: SearchRuntime, request: Context) -> Contexted:
     stable = stable_entries(rt.layout)
     if request.query is None:
         return Contexted(stable)
-    tier, items = recall(rt, request.query)
-    return Contexted(stable, items, tier)
+    from memvault.verbs.recall_errors import Watched, noted
+
+    watched = Watched(rt)
+    tier, items = recall(watched, request.query)
+    return Contexted(stable, items, tier, noted(rt.layout, watched.reason))
 
 
 def _said(line: str, said: list[str]) -> bool:

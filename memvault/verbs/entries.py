@@ -153,7 +153,8 @@ class Overviewed(Message):
     """What the vault holds for an agent (seed 002's `/memory status`): its entries (`current`,
     `superseded`, `keyed`), the stable block every prompt carries (`stable_entries`, `stable_chars`
     at the default budget), the conversation summaries `extract` wrote, the proposals waiting in
-    REVIEW.md, and how many entries searches the daemon served have returned (`recalled`, `recalls`)."""
+    REVIEW.md, and how many entries searches the daemon served have returned (`recalled`, `recalls`); the
+    latest summary's size, and the recall errors with the last one and its time."""
 
     current: int
     superseded: int
@@ -164,6 +165,10 @@ class Overviewed(Message):
     review: int
     recalled: int
     recalls: int
+    latest_summary_chars: int = 0  # the latest conversation summary, as one line
+    recall_errors: int = 0  # `context` answered from the notes' text, not the index (`verbs.recall_errors`)
+    last_recall_error: str | None = None
+    last_recall_error_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -255,13 +260,15 @@ def overview(rt: EntryRuntime, request: Overview) -> Overviewed:
     from memvault.vault.entries import vault_entries
     from memvault.vault.proposals import review
     from memvault.verbs.context import Contexted, render, stable_entries
+    from memvault.verbs.recall_errors import recall_errors
 
     entries = list(vault_entries(rt.layout))
     stable = render([("project", Contexted(stable_entries(rt.layout)))])
     recalls = rt.recalls()
     keys = {entry_key(e.text) for e in entries}
     mine = [times for key, (_, times) in recalls.items() if key in keys]
+    summaries = conversation_summaries(rt.layout, 10_000)
     return Overviewed(sum(not e.superseded for e in entries), sum(bool(e.superseded) for e in entries),
                       sum(bool(e.key) and not e.superseded for e in entries), len(stable["stable"]),
-                      len(stable["text"]), len(conversation_summaries(rt.layout, 10_000)), len(review(rt.layout)),
-                      len(mine), sum(mine))  # fmt: skip
+                      len(stable["text"]), len(summaries), len(review(rt.layout)), len(mine), sum(mine),
+                      len(summaries[0].fact) if summaries else 0, **recall_errors(rt.layout))  # fmt: skip
