@@ -41,6 +41,7 @@ class Reader(Protocol):
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]: ...
     def any_dated(self, low: str, high: str) -> bool: ...
     def has_script(self, script: str) -> bool: ...
+    def script_counts(self) -> dict[str, int]: ...
     def newest_date(self, kind: str) -> str | None: ...
     def waiting_share(self) -> tuple[int, int]: ...
     def chunk_vectors(self, payloads: Mapping[str, Mapping[str, Any]], ids: list[str]) -> dict[str, np.ndarray]: ...
@@ -55,6 +56,7 @@ class Reads:
     cache: EmbedCache
     writable: bool
     _unstored: set[str] | None
+    _script_counts: tuple[tuple[int, int], dict[str, int]] | None = None  # (the manifest's stamp, counts)
 
     def vector_store(self) -> VectorStore:
         raise NotImplementedError
@@ -95,6 +97,17 @@ class Reads:
 
     def has_script(self, script: str) -> bool:
         return self.manifest.has_script(script)
+
+    def script_counts(self) -> dict[str, int]:
+        """Chunks with a vector, by script. Counted again only when the manifest changed (by this
+        connection or another): the count walks the script index, 30 ms at 100k chunks."""
+        db = self.manifest.db
+        stamp = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
+        known = self._script_counts
+        if known is None or known[0] != stamp:
+            rows = db.execute("SELECT script, COUNT(*) FROM chunks WHERE embedded = 1 GROUP BY script")
+            known = self._script_counts = (stamp, {script: int(n) for script, n in rows})
+        return dict(known[1])
 
     def newest_date(self, kind: str) -> str | None:
         return self.manifest.newest_date(kind)

@@ -24,6 +24,7 @@ from memvault.indexer.sparse import query_vector
 from memvault.indexer.store_errors import from_server
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import DENSE, ClientStore, StoreMismatch
+from memvault.vault.cjk import SCRIPTS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -134,6 +135,10 @@ class RemoteIndex:
     def has_script(self, script: str) -> bool:
         m = self._m
         return self._count(m.FieldCondition(key="script", match=m.MatchValue(value=script))) > 0
+
+    def script_counts(self) -> dict[str, int]:
+        m = self._m
+        return {s: self._count(m.FieldCondition(key="script", match=m.MatchValue(value=s))) for s in SCRIPTS}
 
     @from_server
     def newest_date(self, kind: str) -> str | None:

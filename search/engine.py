@@ -186,6 +186,7 @@ class Searcher:
         answers with BM25 alone, while `--mode vector` has nothing left and falls back to the files."""
         assert self.index is not None
         ranked: dict[str, list[tuple[str, float]]] = {}
+        floor: dict[str, float] = {}
         reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
             ranked["bm25"] = own_words_top(self.index, tokens, depth, flt)  # repeated tokens count, as in rank-bm25
@@ -198,11 +199,11 @@ class Searcher:
                 vector = self._embed_query(query)
                 from memvault.search.scripts import dense_top
 
-                ranked["vector"] = (  # across scripts in the fusion; `--mode vector` is the model's own ranking
-                    dense_top(self.index, vector, query, depth, flt)
-                    if opts.mode == "hybrid"
-                    else self.index.vector_top(vector, depth, flt)
-                )
+                if opts.mode == "hybrid":  # across scripts in the fusion; `--mode vector` is the model's own ranking
+                    dense = dense_top(self.index, vector, query, depth, flt)
+                    ranked["vector"], floor = dense.ranked, dense.floor
+                else:
+                    ranked["vector"] = self.index.vector_top(vector, depth, flt)
             except (EmbedderError, StoreError) as exc:
                 what = "embedder" if isinstance(exc, EmbedderError) else "vector store"
                 if opts.mode == "vector":
@@ -211,7 +212,7 @@ class Searcher:
             else:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
-        return _Retrieved(ranked, reason, share)
+        return _Retrieved(ranked, reason, share, floor=floor)
 
     @staticmethod
     def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
@@ -262,10 +263,11 @@ class Searcher:
         than the least bad chunks: `--threshold` on the fused score, then `--min-similarity` on the
         cosine (a number, or the model's calibrated floor for the query's script for "auto"). Whether
         anything is relevant is asked of the notes in the query's own script: a note in the other
-        script has its cosine raised by the model's bias to rank beside them, and unrelated ones then
-        reach the floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at
-        0.95; `python -m bench offtopic`). Returns the candidates, the floor's counts for the answer,
-        and its reason (which says so when no dense list was there to cut on)."""
+        script ranks by its place in its half (`search.scripts`), and unrelated ones would reach the
+        floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at 0.95;
+        `python -m bench offtopic`); one passes by its cosine raised by the model's bias. Returns the
+        candidates, the floor's counts for the answer, and its reason (which says so when no dense list
+        was there to cut on)."""
         assert self.index is not None
         if opts.threshold is not None:
             fused = [f for f in fused if f.score >= opts.threshold]
@@ -280,7 +282,7 @@ class Searcher:
         if self.index.has_script(own):  # else a vault all in the other script: its notes decide
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
         relevant = any(s >= cut for _, s in dense)
-        passed = above_floor(fused, found.ranked["vector"], depth, cut) if relevant else []
+        passed = above_floor(fused, found.ranked["vector"], depth, cut, found.floor) if relevant else []
         return passed, {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}, found.reason
 
     def _diversify(self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any]) -> list[Fused]:
@@ -356,6 +358,7 @@ class _Retrieved:
     reason: str | None  # for the answer: a retriever left out, or a dense list still partial
     share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
+    floor: dict[str, float] = dataclasses.field(default_factory=dict)  # the floor's cosine where it differs
 
 
 def _place(row: ChunkRow) -> Place:

@@ -125,13 +125,20 @@ def first_near(items: list[T], near: Callable[[T], bool]) -> list[T]:
     return items
 
 
-def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float) -> list[Fused]:
-    """The fused hits whose cosine to the query reaches `floor`. A hit the dense retriever did not
-    rank has a cosine at most the lowest it ranked: it is kept only when its full list (`depth`
-    long) stayed above the floor, so nothing shows the hit is below it."""
+def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: int, floor: float,
+                cosines: Mapping[str, float] | None = None) -> list[Fused]:  # fmt: skip
+    """The fused hits whose cosine to the query reaches `floor` (`cosines` where given, else the dense
+    list's score: a note of the other script is ranked by its place in its half, `search.scripts`, and
+    floored by its cosine). A hit the dense retriever did not rank has a cosine at most the lowest it
+    ranked: it is kept only when its full list (`depth` long) stayed above the floor, so nothing shows
+    the hit is below it."""
+    cosines = cosines or {}
     unranked_may_pass = len(dense) >= depth and bool(dense) and min(s for _, s in dense) >= floor
     return [
-        f for f in fused if f.scores.get("vector", -2.0) >= floor or ("vector" not in f.scores and unranked_may_pass)
+        f
+        for f in fused
+        if cosines.get(f.chunk_id, f.scores.get("vector", -2.0)) >= floor
+        or ("vector" not in f.scores and unranked_may_pass)
     ]
 
 

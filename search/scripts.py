@@ -4,10 +4,15 @@ A multilingual model scores a note in the other script than the query's lower th
 the query's own (e5-small-q4: by 0.054 for an English question, 0.120 for a Chinese one; `python -m
 bench crosslingual`). An English question then ranks the Chinese note that answers it below a
 hundred English near-misses (XQuAD-R: the Chinese answer was in the dense top 10 for 24% of the
-questions). So when the vault holds both scripts, the dense retriever is asked once per script and
-the other script's cosines are raised by the model's bias before the two lists merge: the best
-Chinese note competes with the best English ones on a corrected cosine. A vault in one script, or a
-model with no measured bias, is asked once, as before.
+questions). So when the vault holds both scripts, the dense retriever is asked once per script and the
+two lists merge as if both were written in the query's: the other script's k-th note takes the cosine
+of the query script's note at the same place in its half of the vault (its rank scaled by how many
+notes each script has), or its own cosine raised by the model's bias when that is higher. A Chinese
+note that is its script's best answer ranks beside the best English one in a vault that is half
+Chinese, and far lower in a vault with a few Chinese notes among thousands, where being the best of
+few says little. What the relevance floor reads stays the cosine raised by the bias alone: a note's
+place in its half does not make it relevant. A vault in one script, or a model with no measured bias,
+is asked once, as before.
 """
 
 from __future__ import annotations
@@ -22,17 +27,34 @@ from memvault.indexer.reading import Reader
 from memvault.vault.cjk import SCRIPTS, script_of
 
 
-def dense_top(
-    index: Reader, vector: np.ndarray, query: str, depth: int, flt: FilterSpec | None
-) -> list[tuple[str, float]]:
+@dataclasses.dataclass(frozen=True)
+class Dense:
+    """The dense list as the fusion ranks it, and the cosine the relevance floor reads of each chunk of
+    the other script (its cosine raised by the model's bias), where the two differ."""
+
+    ranked: list[tuple[str, float]]
+    floor: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def dense_top(index: Reader, vector: np.ndarray, query: str, depth: int, flt: FilterSpec | None) -> Dense:
     """The dense top `depth` for a query, across scripts when the vault and the model call for it."""
     own = script_of(query)
     other = next(s for s in SCRIPTS if s != own)
     bias = script_bias(index.embedder.name, own)
     if bias is None or not index.has_script(other):
-        return index.vector_top(vector, depth, flt)
+        return Dense(index.vector_top(vector, depth, flt))
     base = flt or FilterSpec()
     mine = index.vector_top(vector, depth, dataclasses.replace(base, script=own))
     theirs = index.vector_top(vector, depth, dataclasses.replace(base, script=other))
-    merged = mine + [(cid, score + bias) for cid, score in theirs]
-    return sorted(merged, key=lambda item: (-item[1], item[0]))[:depth]
+    counts = index.script_counts()
+    scale = counts.get(own, 0) / max(1, counts.get(other, 0))  # the query script's notes per note of the other
+    floor = {cid: score + bias for cid, score in theirs}
+    merged = mine + [(cid, max(floor[cid], _peer(mine, rank, scale))) for rank, (cid, _) in enumerate(theirs)]
+    return Dense(sorted(merged, key=lambda item: (-item[1], item[0]))[:depth], floor)
+
+
+def _peer(mine: list[tuple[str, float]], rank: int, scale: float) -> float:
+    """The cosine of the query script's note at the other's `rank` (0-based) scaled to its half: the
+    middle of the span of its notes that one note of the other script stands for."""
+    at = int((rank + 0.5) * scale)
+    return mine[at][1] if at < len(mine) else -1.0

@@ -230,6 +230,49 @@ def test_an_english_question_reaches_the_chinese_note_that_answers_it(layout, cl
     assert "notes/zh.md" not in [h["path"] for h in plain[:20]]
 
 
+def test_the_best_note_of_the_other_half_ranks_beside_the_best_of_the_questions_own(layout, cli):
+    """A vault of both scripts in like numbers: the Chinese answer to an English question is the best
+    Chinese note, so it takes the cosine of the best English one (`search.scripts`) and ranks beside it,
+    where the model's bias alone left three English near-misses above it. The relevance floor still
+    reads its cosine raised by the bias alone: a Chinese note that is merely its half's best stays out."""
+    from memvault.indexer.embedders import SCRIPT_BIAS, load_embedder, relevance_floor
+
+    english = ["sends invoices every Monday", "is owned by the payments team", "retries failed charges three times",
+               "runs on four pods in production", "exports a CSV for accounting", "logs every refund it issues",
+               "uses Stripe for card payments", "has an SLA of 99.9 percent", "is written in Go",
+               "was rewritten last quarter", "keeps invoices for seven years",
+               "alerts on-call after five errors"]  # fmt: skip
+    english = [f"The billing service {x}." for x in english] + [
+        "We picked MongoDB as the database for the chat service.", "The billing database backups run nightly at 2am.",
+        "We picked a database for the analytics service: ClickHouse.",
+        "The billing service database has 20 connections in its pool.",
+        "Which database to pick for search was debated for a week.",
+        "We chose Redis as the cache for the billing service."]  # fmt: skip
+    chinese = ["周末团队去爬山，天气很好。", "新来的设计师喜欢用深色主题。", "办公室的咖啡机坏了，周三修好。",
+               "我们每周五下午做代码评审。", "年会定在十二月二十日。", "前端改用 Vite 构建，速度快了很多。",
+               "测试环境每天凌晨重置一次。", "新人入职要先读编码规范。", "会议室预订改用日历系统。",
+               "项目文档统一放在 Wiki 上。", "周报每周一上午提交。", "午饭可以报销二十五元。"]  # fmt: skip
+    answer = "我们决定把计费服务的数据库换成 PostgreSQL 16，因为它支持行级安全。"
+    notes = {f"notes/en{i:02d}.md": f"{t}\n" for i, t in enumerate(english)}
+    notes |= {f"notes/zh{i:02d}.md": f"{t}\n" for i, t in enumerate(chinese)} | {"notes/answer.md": answer + "\n"}
+    write_notes(layout, notes)
+    assert cli("index").returncode == 0
+    query = "Which database did we pick for the billing service?"
+    model = load_embedder()
+    raw = model.embed_passages([*english, *chinese, answer]) @ model.embed_query(query)
+    bias = SCRIPT_BIAS[model.name]["latin"]
+    assert (raw[: len(english)] > raw[-1] + bias).sum() >= 3  # the bias alone ranks it fourth or lower
+    assert raw[-1] == max(raw[len(english) :])  # the best of its half
+    hits = search_json(cli, "--limit", "40", "--per-doc", "0", query)["hits"]
+    found = next(h for h in hits if h["path"] == "notes/answer.md")
+    assert found["ranks"]["vector"] <= 2
+    assert found["scores"]["vector"] == pytest.approx(max(raw[: len(english)]), abs=0.01)
+    floored = search_json(cli, "--limit", "40", "--per-doc", "0", "--min-similarity", "auto", query)
+    passed = {h["path"] for h in floored["hits"]}
+    assert ("notes/answer.md" in passed) == (raw[-1] + bias >= relevance_floor(model.name, "latin"))
+    assert not passed & {f"notes/zh{i:02d}.md" for i in range(len(chinese))}  # lifted to rank, not to the floor
+
+
 def test_score_fusion_normalises_each_retriever_over_its_own_list():
     from memvault.search.fusion import convex
 
