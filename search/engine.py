@@ -265,7 +265,9 @@ class Searcher:
         anything is relevant is asked of the notes in the query's own script: a note in the other
         script ranks by its place in its half (`search.scripts`), and unrelated ones would reach the
         floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at 0.95;
-        `python -m bench offtopic`); one passes by its cosine raised by the model's bias. Returns the
+        `python -m bench offtopic`); one passes by its cosine raised by the model's bias. While vectors
+        are still coming in, a candidate the dense list did not rank is kept (it may have no vector yet)
+        and the counts say `vectors_pending`: unknown, not "nothing relevant". Returns the
         candidates, the floor's counts for the answer, and its reason (which says so when no dense list
         was there to cut on)."""
         assert self.index is not None
@@ -283,7 +285,12 @@ class Searcher:
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
         relevant = any(s >= cut for _, s in dense)
         passed = above_floor(fused, found.ranked["vector"], depth, cut, found.floor) if relevant else []
-        return passed, {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}, found.reason
+        counts = {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}
+        if found.share < 1.0:  # chunks with no vector yet cannot be told relevant or not: not "nothing relevant"
+            kept = {f.chunk_id for f in passed}
+            passed = [f for f in fused if f.chunk_id in kept or "vector" not in f.scores]
+            counts |= {"passed": len(passed), "vectors_pending": True}
+        return passed, counts, found.reason
 
     def _diversify(self, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any]) -> list[Fused]:
         """With `--mmr`, the candidates in MMR order, so the hits are not near-copies of one another

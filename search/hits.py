@@ -83,7 +83,7 @@ class SearchResult:
     reason: str | None
     hits: list[Hit]
     terms: tuple[str, ...] = ()  # the query's words, for highlighting
-    floor: dict[str, Any] | None = None  # with a relevance floor: {"min_similarity", "passed", "candidates"}
+    floor: dict[str, Any] | None = None  # with a relevance floor: {"min_similarity", "passed", "candidates", ...}
     dates: dict[str, Any] | None = None  # date words read from the query: {"words", "from", "to", "applied"}
 
     def to_json(self) -> dict[str, Any]:
@@ -152,6 +152,8 @@ RESULT_SCHEMA: dict[str, Any] = {
                 "min_similarity": {"type": "number"},
                 "passed": {"type": "integer", "minimum": 0},
                 "candidates": {"type": "integer", "minimum": 0},
+                # while vectors are still coming in: hits the dense list could not judge are kept
+                "vectors_pending": {"type": "boolean"},
             },
         },
         # with --dates: the date words read, the days they name, and how they acted (boost, filter, or

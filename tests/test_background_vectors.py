@@ -32,6 +32,13 @@ def test_bm25_answers_while_the_vectors_fill_in(layout, cli):
         assert found["ok"] and found["hits"][0]["path"] == "notes/n37.md"  # by BM25, however far the model is
         if _status(layout)["vectors"]["waiting"]:  # still waiting after the answer: it was partial, and says so
             assert f"of {total} chunks so far: the dense ranking weighs" in found["reason"]
+        floored = ask(layout, {"op": "search", "query": "topic59 tide", "min_similarity": "auto"}, timeout=60)
+        assert floored["ok"], floored
+        if "so far" in (floored["reason"] or ""):  # answered while vectors were missing: unknown, not irrelevant
+            assert floored["floor"]["vectors_pending"] is True
+            assert "notes/n59.md" in [h["path"] for h in floored["hits"]]
+        else:
+            assert "vectors_pending" not in floored["floor"]
         done = wait_for(lambda: (now := _status(layout))["vectors"]["waiting"] == 0 and now, timeout=300)
         assert done["vectors"]["embedded"] == total and done["vectors"]["rate_per_s"] > 0
         assert done["vectors"]["eta_s"] == 0

@@ -52,6 +52,12 @@ def source(path: str, start: int, end: int) -> str:
 Tool = TypeVar("Tool", bound=Callable[..., Any])
 
 
+def _nothing_relevant(floor: dict[str, Any] | None, hits: list[Any]) -> bool:
+    """No hit passed the floor, and the floor could judge: while vectors are still being built a note
+    with none yet is unknown, not irrelevant."""
+    return floor is not None and not hits and not floor.get("vectors_pending")
+
+
 def runs(*ops: str, destructive: bool = False, idempotent: bool = False) -> Callable[[Tool], Tool]:
     """Mark a tool with the verbs it runs (`memvault.verbs.VERBS`): `memvault.mcp.server` annotates it
     read-only when none of them writes. `destructive`: what it removes is gone from recall;
@@ -140,7 +146,8 @@ class MemoryTools:
         """Search the memory (hybrid: meaning and keywords). Dates are YYYY-MM-DD; `kind` daily
         notes or MEMORY.md; `min_similarity` drops weak hits: "auto" (the default: the model's
         floor for the question's language), a cosine, or null for none; `nothing_relevant` is then
-        true when no hit passed (nothing relevant is remembered). `decay`: a
+        true when no hit passed (nothing relevant is remembered; never while vectors are still being
+        built: `floor.vectors_pending`). `decay`: a
         half-life in days for daily-note hits; `mmr`: 0..1, lower gives more varied hits; `dates`:
         how date words in the query ("last week", "上周") act. Each hit is one entry (or a piece of
         free text: `unit`) with its `source` (path#Lstart-Lend) and `entry_id`, which memory_get,
@@ -159,7 +166,7 @@ class MemoryTools:
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
                     for h in result.hits]  # fmt: skip
             return {"hits": hits, "answered_by": result.source, "reason": result.reason, "floor": result.floor,
-                    "nothing_relevant": result.floor is not None and not hits, "dates": result.dates}  # fmt: skip
+                    "nothing_relevant": _nothing_relevant(result.floor, hits), "dates": result.dates}  # fmt: skip
 
         return self._run(call)
 
