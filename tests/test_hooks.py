@@ -9,6 +9,7 @@ import json
 import shlex
 from pathlib import Path
 
+from memvault.hooks.claude_code import SESSION_DAEMON_IDLE_S
 from tests.reliability.conftest import HASH_ENV
 
 SESSION = "5a0ddcd0-5487-4794-99ac-143f6bb9e248"
@@ -148,7 +149,38 @@ def test_a_recorded_claude_code_session_goes_through_the_hooks(layout, cli, cli_
     summaries = [line for line in today.read_text(encoding="utf-8").splitlines() if "Conversation: " in line]
     assert len(summaries) == 2 and "2 messages, 1 from the user" in summaries[1]  # only what came after
     assert "seen 2x" not in cli("review").stdout  # nothing extracted twice
-    assert '"running": false' in cli("daemon", "status", "--json", env=HASH_ENV).stdout  # the session's daemon
+    # the daemon stays for other sessions and stops itself once idle
+    stayed = json.loads(cli("daemon", "status", "--json", env=HASH_ENV).stdout)
+    assert stayed["running"] and stayed["idle_exit"] == SESSION_DAEMON_IDLE_S
+    assert cli("daemon", "stop", env=HASH_ENV).returncode == 0
+
+
+def test_one_sessions_end_leaves_the_daemons_another_session_uses(layout, cli, cli_process, user_root, tmp_path):
+    """Two sessions in one project, and the user vault: SessionStart starts the daemon of every vault the
+    session reads; the first session's end stops none of them, and the second's prompts are answered by
+    the daemons (before, SessionStart started the project's alone and its session's end stopped it)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "config", "The staging database is on port 6543").returncode == 0
+    assert cli("remember", "--scope", "user", "--type", "preference", "Answers in English, terse").returncode == 0
+    first, second = _transcript(tmp_path / "first.jsonl"), _transcript(tmp_path / "second.jsonl")
+    other = {"session_id": "second-session"}
+    assert _hook(cli, _payload("SessionStart", first, source="startup")).returncode == 0
+    assert _hook(cli, {**_payload("SessionStart", second, source="startup"), **other}).returncode == 0
+    ended = _hook(cli, _payload("SessionEnd", first, reason="prompt_input_exit"))
+    assert ended.returncode == 0, ended.stderr
+    try:
+        for root in (layout.root, user_root):
+            status = json.loads(cli("--vault", str(root), "daemon", "status", "--json", env=HASH_ENV).stdout)
+            assert status["running"] and status["idle_exit"] == SESSION_DAEMON_IDLE_S, root
+        served = json.loads(cli("daemon", "status", "--json", env=HASH_ENV).stdout)["usage"]["searches"]
+        asked = _hook(cli_process, {**_payload("UserPromptSubmit", second, prompt="which port is staging on?"),
+                                    **other})  # fmt: skip
+        assert asked.returncode == 0 and "6543" in json.loads(asked.stdout)["hookSpecificOutput"]["additionalContext"]
+        after = json.loads(cli("daemon", "status", "--json", env=HASH_ENV).stdout)["usage"]["searches"]
+        assert after > served  # the daemon answered the second session's prompt
+    finally:
+        for root in (layout.root, user_root):
+            cli("--vault", str(root), "daemon", "stop", env=HASH_ENV)
 
 
 def test_a_hook_that_cannot_do_its_work_says_so_in_one_line_and_never_blocks_the_prompt(layout, cli, tmp_path):
@@ -162,7 +194,8 @@ def test_a_hook_that_cannot_do_its_work_says_so_in_one_line_and_never_blocks_the
     assert started.returncode == 0 and '"running": true' in cli("daemon", "status", "--json", env=HASH_ENV).stdout
     ended = _hook(cli, _payload("SessionEnd", tmp_path / "gone.jsonl", reason="other"))
     assert ended.returncode == 1 and "cannot read the transcript" in ended.stderr
-    assert '"running": false' in cli("daemon", "status", "--json", env=HASH_ENV).stdout  # stopped all the same
+    assert '"running": true' in cli("daemon", "status", "--json", env=HASH_ENV).stdout  # left for its idle exit
+    assert cli("daemon", "stop", env=HASH_ENV).returncode == 0
     other = _hook(cli, _payload("Notification", tmp_path / "t.jsonl", message="hi"))
     assert other.returncode == 0 and other.stdout == ""
     printed = cli("hooks", "mcp-config", "codex")

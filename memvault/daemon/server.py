@@ -226,6 +226,7 @@ class Daemon:
         status.update(
             pid=os.getpid(),
             uptime=round(time.time() - self.started, 1),
+            idle_exit=self.idle_exit,  # seconds with no request and no holder before it stops itself (None: never)
             queue=len(self.pending),
             last_event=self.pending.last_event,
             last_full_reconcile=self.last_reconcile,

@@ -8,8 +8,11 @@ The payload fields relied on (Claude Code's hook reference, "Hook input"): every
 model's context for the two events that take it.
 
 - `SessionStart`: the `<memory-stable>` block (core entries, latest conversation summaries), once
-  a session and again after a compaction; and the vault's daemon is started when none runs, so the
-  prompts after it are answered in a fraction of a second rather than a cold start each.
+  a session and again after a compaction; and the daemon of every vault the session reads (the
+  project's and the user's) is started when none runs, so the prompts after it are answered in a
+  fraction of a second rather than a cold start each. It stops itself after `SESSION_DAEMON_IDLE_S`
+  with no request and no client holding it: no session's end stops a daemon another session (or an
+  MCP server) still uses, and one killed before its end leaves no daemon behind for long.
 - `UserPromptSubmit`: the `<memory-context>` recall for the prompt, only when something relevant
   was found (tier `dense` or `keyword`): the newest entries after every prompt would be noise.
 - `PreCompact`, `SessionEnd`: the transcript's messages not yet extracted go through `extract`
@@ -17,11 +20,11 @@ model's context for the two events that take it.
   user's lasting statements into REVIEW.md); how far each session got (the byte its last read ended
   at) is kept in the vault's state folder, so a compaction then the session's end extract each message
   once, and each reads only what was added since (`vault.conversation.read_transcript` bounds it).
-  `SessionEnd` stops the daemon if this session's `SessionStart` started it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ from memvault.vault.logger import log
 
 _STATE = "claude-code-sessions.json"
 KEPT_SESSIONS = 200  # sessions whose progress is remembered, the latest first to stay
+SESSION_DAEMON_IDLE_S = 1800.0  # a person may think for minutes between prompts: the daemon waits half an hour
 
 
 def payload_of(text: str) -> dict[str, Any]:
@@ -68,18 +72,19 @@ def _context(text: str, event: str) -> dict[str, Any] | None:
 def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
     from memvault.scopes import Scopes
 
-    session = _session(payload)
-    if not vault.daemon_status()["running"]:
-        try:
-            vault.start_daemon()
-            sessions = _sessions(vault)
-            sessions.setdefault(session, {})["daemon"] = True
-            _save_sessions(vault, sessions)
-        except MemvaultError:
-            pass  # each prompt's hook then answers in its own process, slower but the same
     with Scopes(vault) as scopes:
+        for _, each in scopes.read("all"):
+            _serve(each)
         blocks = scopes.context(None, budget)
     return _context(blocks["text"] if blocks["stable"] else "", "SessionStart")
+
+
+def _serve(vault: Vault) -> None:
+    """Start the vault's daemon when none runs, to stop itself once idle (no session holds it)."""
+    if vault.daemon_status()["running"]:
+        return
+    with contextlib.suppress(MemvaultError):  # else each prompt's hook answers in its own process, slower
+        vault.start_daemon(["--idle-exit", f"{SESSION_DAEMON_IDLE_S:g}"])
 
 
 def prompt_submit(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
@@ -143,14 +148,6 @@ def _report(path: str, transcript: Transcript) -> None:
                     f"too deeply, or over {MAX_LINE_BYTES >> 20} MiB)")  # fmt: skip
 
 
-def stop_own_daemon(vault: Vault, session: str) -> None:
-    """Stop the daemon if this session's start started it (one another session started stays)."""
-    sessions = _sessions(vault)
-    if sessions.get(session, {}).pop("daemon", False):
-        _save_sessions(vault, sessions)
-        vault.stop_daemon()
-
-
 def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
     """The answer to one hook payload (None: nothing to print); events not named here are left alone."""
     event = payload["hook_event_name"]
@@ -160,9 +157,6 @@ def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any]
         return prompt_submit(vault, payload, budget)
     if event == "PreCompact":
         return extract_transcript(vault, payload)
-    if event == "SessionEnd":
-        try:
-            return extract_transcript(vault, payload)
-        finally:  # a transcript that cannot be read still ends the session's daemon
-            stop_own_daemon(vault, _session(payload))
+    if event == "SessionEnd":  # the daemons stay for other sessions; idle, they stop themselves
+        return extract_transcript(vault, payload)
     return None
