@@ -1,4 +1,4 @@
-"""The house rules of DESIGN.md §1, read off the source: each layer imports only those below it, the
+"""The house rules of docs/architecture.md §1, read off the source: each layer imports only those below it, the
 front doors in `memvault` import down only, no import cycle, no module over 400 lines; and the import
 costs they buy: the substring fallback needs no numpy or store, naming an embedder loads no model."""
 

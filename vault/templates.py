@@ -7,7 +7,7 @@ import re
 
 LANGS = ("zh", "en")
 
-# save type -> MEMORY.md section title per language (DESIGN.md section 3)
+# save type -> MEMORY.md section title per language (docs/architecture.md, section 4)
 MEMORY_SECTIONS: dict[str, dict[str, str]] = {
     "preference": {"zh": "用户偏好", "en": "User Preferences"},
     "architecture": {"zh": "架构决策", "en": "Architecture Decisions"},
