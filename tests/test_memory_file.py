@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from memvault.vault.errors import UsageError
 from memvault.vault.memory_file import SAVE_TYPES, init_vault, list_sections, remember, rewrite
 from memvault.vault.templates import MEMORY_SECTIONS
 
@@ -59,10 +58,19 @@ def test_sections_counts_top_level_items_only(layout, cli):
     assert as_json == {"sections": [{"title": "A", "items": 3, "line": 3}, {"title": "B", "items": 0, "line": 15}]}
 
 
-def test_remember_needs_a_destination(layout):
-    init_vault(layout)
-    with pytest.raises(UsageError):
-        remember(layout, "nowhere to go")
+def test_remember_with_no_section_or_type_appends_at_the_end_of_memory_md(layout, cli):
+    """Seed 003's appendToMemory: an entry given no place goes to the end of the note, its last `##`
+    section (before, the save was refused); a note with no section gets one."""
+    init_vault(layout, "en")
+    last = list_sections(layout)[-1].title
+    assert cli("remember", "The printer on floor 3 needs a PIN").returncode == 0
+    text = layout.memory_md.read_text(encoding="utf-8")
+    assert text.rstrip().splitlines()[-1].startswith("- The printer on floor 3 needs a PIN")
+    assert {s.title: s.items for s in list_sections(layout)}[last] == 1
+    layout.memory_md.write_text("# Memory\n\nsome prose, no sections\n", encoding="utf-8")
+    saved = remember(layout, "Badges are renewed in March")
+    assert saved.section == "Notes" and saved.created_section
+    assert layout.memory_md.read_text(encoding="utf-8").startswith("# Memory\n\nsome prose, no sections\n")
 
 
 def test_rewrite_keeps_a_backup_in_trash(layout, cli):

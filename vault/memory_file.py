@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
+from memvault.vault.cjk import script_of
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import ABSENT, MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
@@ -15,6 +16,8 @@ from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, 
 from memvault.vault.sections import Section, find_sections
 from memvault.vault.templates import DAILY_TYPES, LANGS, MEMORY_SECTIONS, SAVE_TYPES, memory_template
 from memvault.vault.trash import backup
+
+LAST_SECTION = {"zh": "笔记", "en": "Notes"}  # a MEMORY.md with no `##` section gets this one
 
 
 def list_sections(layout: Layout) -> list[Section]:
@@ -30,6 +33,16 @@ def _section_for_type(kind: str, text: str, lang: str) -> str:
     return next((t for t in (titles["zh"], titles["en"]) if t in present), titles[lang])
 
 
+def _last_section(text: str, lang: str) -> str:
+    """Where an entry saved with no section and no type goes: the end of MEMORY.md, as seed 003's
+    `appendToMemory` appends, which is its last `##` section (one made when the note has none, named in
+    the note's script)."""
+    sections = find_sections([line.rstrip("\r") for line in text.split("\n")], 2)
+    if sections:
+        return sections[-1].title
+    return LAST_SECTION["zh" if script_of(text) == "cjk" else "en"] if text.strip() else LAST_SECTION[lang]
+
+
 def remember(
     layout: Layout,
     text: str,
@@ -39,7 +52,8 @@ def remember(
     tags: tuple[str, ...] = (),
     fields: tuple[tuple[str, str], ...] = (),
 ) -> SavedEntry:
-    """Save an entry to a MEMORY.md section, chosen by name or by save type; with a key, the entry
+    """Save an entry to a MEMORY.md section, chosen by name or by save type (neither: the last section,
+    the end of the note, as seed 003 appends); with a key, the entry
     holding that key (in any section) is replaced in place instead; the same text twice in a section
     is saved once. `fields` are written on it as `[name:: value]` (its provenance: `source`).
 
@@ -51,15 +65,19 @@ def remember(
     if kind in DAILY_TYPES and section is None:
         saved = append_daily(layout, text, section="conversation", key=key, tags=tags, fields=fields)
         return dataclasses.replace(saved, section="daily")
-    if section is None and kind is None:
-        raise UsageError("say where to remember it: --section NAME or --type TYPE")
     title = check_section_name(section) if section is not None else None
     lang = vault_lang(layout)
+
+    def section_of(body: str) -> str:
+        if title or kind is not None:
+            return title or _section_for_type(str(kind), body, lang)
+        return _last_section(body, lang)
+
     return save_entry(
         layout, layout.memory_md, text,
         prefix="- ",
         template=lambda: memory_template(lang),
-        section_of=lambda body: title or _section_for_type(str(kind), body, lang),
+        section_of=section_of,
         key=key, tags=tags, fields=fields, saved=dt.date.today().isoformat(),
     )  # fmt: skip
 
