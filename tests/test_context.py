@@ -182,3 +182,17 @@ def test_nothing_relevant_is_said_of_a_chinese_question_the_vault_knows_nothing_
         assert found["floor"]["min_similarity"] == 0.89 and answer in found["hits"][0]["snippet"], (question, found)
         said = json.loads(cli("context", "--json", question).stdout)
         assert said["tier"] != "recent" and answer in said["recall"][0]["text"], (question, said)
+
+
+def test_a_tight_budget_keeps_the_stable_entries_that_fit_past_a_long_one(layout, cli):
+    """Seed 002: with `--budget 300` the stable block has 150 characters; the first core entry (240) does
+    not fit, the shorter ones after it do (before, the first that did not fit ended the block)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "preference", LONG).returncode == 0
+    for text in ("Uses Helix", "Prefers tabs"):
+        assert cli("remember", "--type", "preference", text).returncode == 0
+    tight = _context(cli, "--budget", "300")
+    assert [e["text"] for e in tight["stable"]] == ["Uses Helix", "Prefers tabs"]
+    assert tight["text"] == "<memory-stable>\n## User Preferences\n- Uses Helix\n- Prefers tabs\n</memory-stable>\n"
+    roomy = _context(cli, "--budget", "2000")
+    assert [e["text"] for e in roomy["stable"]][1:] == ["Uses Helix", "Prefers tabs"]  # in file order when all fit

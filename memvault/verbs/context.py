@@ -218,7 +218,7 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
             line = f"- {neutral(entry['text'])}"
             cost = sum(len(x) + 1 for x in (*head, line))
             if used + cost > budget // 2:
-                break
+                continue  # a long one left out does not empty the block: a shorter one after it may fit
             stable_lines += [*head, line]
             kept_stable.append({"scope": scope, **entry})
             section, used = entry["section"], used + cost
