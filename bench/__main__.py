@@ -2,6 +2,7 @@
 `python -m bench speed [--quick] [...]`, `python -m bench matrix [...]`,
 `python -m bench recall [--quick [N]] [...]`, `python -m bench fusion [...]`,
 `python -m bench throughput [--quick] [...]`, `python -m bench tokens [--sets cmrc,xquad]`,
+`python -m bench agent [--split dev|test|all] [--in-process]`,
 `python -m bench startup [--memvault LABEL=PATH ...] [--qmd PATH]`, `python -m bench tenants [--sets a,b]`;
 tables on stdout, full figures as JSON in bench/results/."""
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
     sub.add_parser("fusion", help="fusion functions on the same candidates, chosen leave-one-set-out (bench/fusion.py)")
+    sub.add_parser("agent", help="what an agent is given each turn, through the hook (see bench/agent.py)")
     sub.add_parser("offtopic", help="which signal tells \"nothing relevant\", English and Chinese (bench/offtopic.py)")
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
     sub.add_parser("startup", help="CLI commands as whole processes, memvault and qmd in turns (bench/startup.py)")

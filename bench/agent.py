@@ -1,0 +1,190 @@
+"""`python -m bench agent [--split dev|test|all] [--quick N] [--in-process]`: what an agent is given, turn
+by turn, on a bilingual developer's vault of our own (bench/data/agent: facts in English and Chinese,
+keyed, three of them corrected; prompts that need a fact, in each language pair, and prompts that need
+none). The vault is built by the real verbs into a temporary folder, its daemon started with the
+default model (or `MEMVAULT_EMBEDDER`), and every prompt goes through `memvault hook claude-code` as
+Claude Code sends it: `SessionStart` once (the stable block), then `UserPromptSubmit` each.
+
+A fact counts as given when its marker (a number, a name: `facts.jsonl`) is in the stable block or in
+the prompt's block; for a corrected fact, the correction's marker. Reported per split:
+- `quiet`: the share of prompts that need no memory given nothing in their block;
+- `recall` per language pair (question -> fact: en-en, en-zh, zh-zh, zh-en): the share given the fact;
+- `chars`: characters of the prompt's block, median and p90, for needing prompts and quiet ones;
+- `superseded_alone`: blocks holding a corrected fact's old marker without its correction's;
+- `latency_ms`: the hook process end to end, median and p95, with the daemon running.
+`--in-process` asks `Scopes.context` in this process instead (fast to iterate; not what a host sees).
+The vault's notes and prompts are ours (no benchmark licence applies); the set is split dev / test, so a
+choice tuned on dev is quoted on test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "agent"
+SESSION = "bench-agent-session"
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def spec() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Facts by id, corrections by the id of the fact they correct, and the prompts."""
+    facts = {f["id"]: f for f in _jsonl(DATA / "facts.jsonl")}
+    corrections = {c["id"]: c for c in _jsonl(DATA / "corrections.jsonl")}
+    return facts, corrections, _jsonl(DATA / "prompts.jsonl")
+
+
+def _memvault(vault: Path, *args: str, payload: str | None = None, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run([str(Path(sys.executable).parent / "memvault"), "--vault", str(vault), *args], input=payload,
+                          capture_output=True, text=True, env=env, timeout=600)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"memvault {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def build(vault: Path, env: dict[str, str]) -> None:
+    """The vault as the verbs write it: each fact remembered under its type with its id as key, then each
+    correction made by `correct` (the old entry kept, marked superseded)."""
+    facts, corrections, _ = spec()
+    _memvault(vault, "init", "--lang", "en", env=env)
+    for fact in facts.values():
+        _memvault(vault, "remember", "--type", fact["type"], "--key", fact["id"], fact["text"], env=env)
+    for ident, fix in corrections.items():
+        _memvault(vault, "correct", ident, fix["text"], env=env)
+
+
+def _wait_embedded(vault: Path, env: dict[str, str]) -> None:
+    for _ in range(1200):
+        status = json.loads(_memvault(vault, "status", "--json", env=env))
+        if status["vectors"]["waiting"] == 0 and status["vectors"]["total"] > 0:
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the daemon did not embed the vault in 10 minutes")
+
+
+def _hook(vault: Path, env: dict[str, str], event: str, **fields: str) -> tuple[str, float]:
+    payload = {"session_id": SESSION, "transcript_path": str(vault / "transcript.jsonl"), "cwd": str(vault),
+               "hook_event_name": event, **fields}  # fmt: skip
+    start = time.perf_counter()
+    out = _memvault(vault, "hook", "claude-code", payload=json.dumps(payload), env=env)
+    took = time.perf_counter() - start
+    return (json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""), took
+
+
+def _marker(fact_id: str) -> str:
+    facts, corrections, _ = spec()
+    return (corrections.get(fact_id) or facts[fact_id])["marker"]
+
+
+def judge(prompt: dict[str, Any], stable: str, block: str) -> dict[str, Any]:
+    """What one turn gave: the needed facts found, whether it was quiet, a corrected fact given alone."""
+    facts, corrections, _ = spec()
+    given = stable + "\n" + block
+    old_alone = [i for i, c in corrections.items() if facts[i]["marker"] in block and c["marker"] not in given]
+    return {"prompt": prompt["prompt"], "pair": prompt["pair"], "split": prompt["split"], "chars": len(block),
+            "found": all(_marker(i) in given for i in prompt["needs"]) if prompt["needs"] else None,
+            "quiet": not block.strip(), "superseded_alone": old_alone}  # fmt: skip
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    return {"median": _quantile(values, 0.5), "p90": _quantile(values, 0.9)}
+
+
+def summarise(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    needing = [t for t in turns if t["found"] is not None]
+    quiet = [t for t in turns if t["found"] is None]
+    pairs = sorted({t["pair"] for t in needing})
+    latency = [t["ms"] for t in turns if "ms" in t]
+    return {
+        "prompts": len(turns),
+        "quiet": round(sum(t["quiet"] for t in quiet) / len(quiet), 3) if quiet else None,
+        "recall": {p: round(statistics.mean(t["found"] for t in needing if t["pair"] == p), 3) for p in pairs},
+        "chars_needing": _spread([t["chars"] for t in needing]),
+        "chars_quiet": _spread([t["chars"] for t in quiet]),
+        "superseded_alone": sum(bool(t["superseded_alone"]) for t in turns),
+        "latency_ms": {"median": _quantile(latency, 0.5), "p95": _quantile(latency, 0.95)} if latency else None,
+    }
+
+
+def _in_process(vault: Path, prompts: list[dict[str, Any]]) -> tuple[str, list[tuple[str, float]]]:
+    from memvault import Vault
+    from memvault.hooks.claude_code import prompt_submit
+    from memvault.scopes import Scopes
+
+    with Scopes(Vault(vault)) as scopes:
+        stable = scopes.context(None, 4000)["text"]
+    answers = []
+    for p in prompts:
+        start = time.perf_counter()
+        out = prompt_submit(Vault(vault), {"prompt": p["prompt"], "session_id": SESSION}, 4000)
+        took = time.perf_counter() - start
+        answers.append(((out or {}).get("hookSpecificOutput", {}).get("additionalContext", ""), took))
+    return stable, answers
+
+
+def main(argv: list[str]) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m bench agent")
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--quick", type=int, default=0, help="the first N prompts of the split")
+    parser.add_argument("--in-process", action="store_true", help="ask Scopes.context here, not the hook")
+    args = parser.parse_args(argv)
+    _, _, prompts = spec()
+    prompts = [p for p in prompts if args.split == "all" or p["split"] == args.split]
+    prompts = prompts[: args.quick] if args.quick else prompts
+    with tempfile.TemporaryDirectory(prefix="bench-agent-") as tmp:
+        vault = Path(tmp) / "vault"
+        env = {**os.environ, "MEMVAULT_USER_VAULT": str(Path(tmp) / "user-vault")}
+        build(vault, env)
+        if args.in_process:
+            os.environ["MEMVAULT_USER_VAULT"] = env["MEMVAULT_USER_VAULT"]
+            _memvault(vault, "index", env=env)
+            stable, answers = _in_process(vault, prompts)
+        else:
+            _memvault(vault, "daemon", "start", env=env)
+            try:
+                _wait_embedded(vault, env)
+                stable, _ = _hook(vault, env, "SessionStart", source="startup")
+                answers = [_hook(vault, env, "UserPromptSubmit", prompt=p["prompt"]) for p in prompts]
+            finally:
+                _memvault(vault, "daemon", "stop", env=env)
+    given = zip(prompts, answers, strict=True)
+    turns = [{**judge(p, stable, block), "ms": round(1000 * took, 1)} for p, (block, took) in given]
+    splits = {s: summarise([t for t in turns if t["split"] == s]) for s in ("dev", "test")}
+    return {"mode": "in-process" if args.in_process else "hook", "embedder": os.environ.get("MEMVAULT_EMBEDDER"),
+            "stable_chars": len(stable), "all": summarise(turns), **{k: v for k, v in splits.items() if v["prompts"]},
+            "turns": turns}  # fmt: skip
+
+
+def table(report: dict[str, Any]) -> str:
+    pairs = ("en-en", "en-zh", "zh-zh", "zh-en")
+    head = ["split", "prompts", "quiet", *pairs, "chars (median / p90)", "superseded alone", "hook ms (median / p95)"]
+    rows = [f"agent ({report['mode']}), stable block {report['stable_chars']} chars", "",
+            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
+    for split in ("all", "dev", "test"):
+        s = report.get(split)
+        if not s:
+            continue
+        recall = " | ".join(f"{s['recall'].get(p, float('nan')):.3f}" for p in pairs)
+        lat = s["latency_ms"] or {}
+        chars = f"{s['chars_needing']['median']} / {s['chars_needing']['p90']}"
+        rows.append(f"| {split} | {s['prompts']} | {s['quiet']} | {recall} | {chars} | {s['superseded_alone']} | "
+                    f"{lat.get('median')} / {lat.get('p95')} |")  # fmt: skip
+    noisy = [t["prompt"] for t in report["turns"] if t["found"] is None and not t["quiet"]]
+    missed = [t["prompt"] for t in report["turns"] if t["found"] is False]
+    return "\n".join([*rows, "", f"given memory though none was needed: {noisy}", f"missed: {missed}"])
