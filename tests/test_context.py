@@ -3,6 +3,7 @@ entries and the recall cascade, within a budget, through the real CLI."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from memvault.vault.entries import clip, says_same
@@ -196,3 +197,24 @@ def test_a_tight_budget_keeps_the_stable_entries_that_fit_past_a_long_one(layout
     assert tight["text"] == "<memory-stable>\n## User Preferences\n- Uses Helix\n- Prefers tabs\n</memory-stable>\n"
     roomy = _context(cli, "--budget", "2000")
     assert [e["text"] for e in roomy["stable"]][1:] == ["Uses Helix", "Prefers tabs"]  # in file order when all fit
+
+
+def test_what_an_agent_reads_has_no_comment_and_no_raw_field(layout, cli):
+    """Issue 44: a recall item's `saved` comment and inline fields are said in words after its text
+    (before, the prompt carried `<!-- saved DAY -->` and `[key:: K]` as the note holds them); a text that
+    merely holds such markup reads as it was said."""
+    assert cli("init", "--lang", "en").returncode == 0
+    saved = cli("remember", "--type", "config", "--key", "redis-port", "The test Redis runs on port 6380")
+    assert saved.returncode == 0
+    assert cli("remember", "--type", "config", "The Redis docs mention [key:: K] as markup").returncode == 0
+    assert cli("index", env=HASH_ENV).returncode == 0
+    given = _context(cli, "which port does the test Redis run on")
+    assert given["tier"] in ("dense", "keyword")
+    block = given["text"].split("</memory-stable>\n", 1)[1]
+    assert "<!--" not in block and "[key::" not in block.replace("[key:: K] as markup", "")
+    day = dt.date.today().isoformat()
+    assert f"The test Redis runs on port 6380 (key redis-port; saved {day})" in block
+    item = next(i for i in given["recall"] if "6380" in i["text"])
+    assert f"port 6380 (key redis-port; saved {day})" in item["text"]  # the JSON says it as the block does
+    if any("as markup" in i["text"] for i in given["recall"]):
+        assert "The Redis docs mention [key:: K] as markup" in block

@@ -29,9 +29,10 @@ from typing import Any
 from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.snippet import match_terms
-from memvault.vault.entries import ITEM, clip, literal, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
+from memvault.vault.prompt_text import for_agent
 from memvault.verbs.runtime import SearchRuntime
 
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
@@ -127,8 +128,8 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
 
 
 def _items(hits: list[Hit]) -> list[dict[str, Any]]:
-    """Recall items from hits, their text as it was said (`literal`), as the stable block's entries are."""
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": literal(h.snippet.strip())}
+    """Recall items from hits, their lines as the note holds them (`render` words them for the agent)."""
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip()}
             for h in hits]  # fmt: skip
 
 
@@ -232,7 +233,7 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
         lines = [x for x in item["text"].split("\n") if not _said(x, said)]
         if all(not x.strip() or x.lstrip().startswith("#") for x in lines):
             continue  # the stable block says it already
-        text = "\n".join(lines)
+        text = "\n".join(for_agent(x) for x in lines)  # fields and `saved` comments in words
         source = f"{item['path']}#L{item['start_line']}-L{item['end_line']}"
         line = f"[{scope}:{source}] " if label else f"[{source}] "
         line += neutral(" ".join(text.split()))

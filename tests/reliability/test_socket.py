@@ -31,7 +31,7 @@ MALFORMED: list[bytes] = [
     b'{"op": "note"}\n', b'{"op": "note", "text": 5}\n', b'{"op": "note", "text": "x", "date": 5}\n',
     b'{"op": "note", "text": "x", "section": ["a"]}\n', b'{"op": "note", "text": "x", "date": "2026-02-30"}\n',
     b'{"op": "note", "text": "password=hunter2"}\n', b'{"op": "note", "text": "' + b"y" * 5000 + b'"}\n',
-    b'{"op": "remember", "text": "x"}\n', b'{"op": "remember", "text": "x", "section": 7}\n',
+    b'{"op": "remember", "text": ""}\n', b'{"op": "remember", "text": "x", "section": 7}\n',
     b'{"op": "remember", "text": "x", "type": ["config"]}\n', b'{"op": "remember", "text": "x", "section": "a\\n#"}\n',
     b'{"op": "reindex", "paths": [1, 2]}\n', b'{"op": "reindex", "paths": {"a": 1}}\n',
     b'{"op": "reindex", "paths": ["../x.md"]}\n', b"\xff\xfe\xfd garbage bytes\n", b'{"op": "ping"\x00}\n',
