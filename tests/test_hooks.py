@@ -82,10 +82,12 @@ def test_install_merges_with_the_settings_and_uninstall_leaves_them_byte_identic
     assert settings.read_text(encoding="utf-8") == original  # byte for byte
 
     fresh = tmp_path / "repo"  # --project: the repository's .claude/settings.json, created and removed
-    fresh.mkdir()
-    assert cli("hooks", "install", "claude-code", "--project", cwd=fresh).returncode == 0
-    assert (fresh / ".claude" / "settings.json").is_file()
-    assert cli("hooks", "uninstall", "claude-code", "--project", cwd=fresh).returncode == 0
+    (fresh / ".git").mkdir(parents=True)
+    deep = fresh / "src" / "pkg"  # run from a subfolder: the file is at the repository's root (issue 47)
+    deep.mkdir(parents=True)
+    assert cli("hooks", "install", "claude-code", "--project", cwd=deep).returncode == 0
+    assert (fresh / ".claude" / "settings.json").is_file() and not (deep / ".claude").exists()
+    assert cli("hooks", "uninstall", "claude-code", "--project", cwd=deep).returncode == 0
     assert not (fresh / ".claude" / "settings.json").exists()
 
 

@@ -55,3 +55,17 @@ def read_roots(project: str, user: str, scope: str) -> list[tuple[str, str]]:
     if scope in ("all", "user") and not shared and is_vault_root(user):
         out.append(("user", user))
     return out
+
+
+def repository_root(start: str) -> str:
+    """The repository `start` is in: the nearest folder up from it holding `.git` (a folder, or the file
+    a worktree or submodule has), else `start` itself. A host's project settings live at its root, not
+    in whichever subfolder a person ran the command from."""
+    here = os.path.realpath(start)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return os.path.realpath(start)
+        here = parent

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from memvault.api import Vault
 from memvault.cli.common import Add, vault_there
 from memvault.vault.errors import UsageError
+from memvault.vault.places import repository_root
 
 if TYPE_CHECKING:
     from memvault.hooks.settings import Changed
@@ -49,7 +51,7 @@ def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
         return 0
     if args.host != settings.HOST:
         raise UsageError(f"{args.host!r}: hooks are for claude-code (use `hooks mcp-config {args.host}` for MCP)")
-    path = settings.settings_path(Path.cwd() if args.project else None, args.settings)
+    path = settings.settings_path(Path(repository_root(os.getcwd())) if args.project else None, args.settings)
     if args.action == "install":
         done = settings.install(_existing(vault).layout, path, args.budget)
         if not (done.added or done.updated):
@@ -81,6 +83,7 @@ def add_commands(add: Add) -> None:
     p.add_argument("action", choices=["install", "uninstall", "mcp-config"])
     p.add_argument("host", help="claude-code (hooks and MCP), codex or cursor (MCP)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--project", action="store_true", help="this repository's .claude/settings.json")
+    where.add_argument("--project", action="store_true",
+                       help="this repository's .claude/settings.json (at its root: the folder holding .git)")
     where.add_argument("--settings", type=Path, help="this settings file (default ~/.claude/settings.json)")
     p.add_argument("--budget", type=int, help="characters of memory blocks the hooks give (default 4000)")
