@@ -184,3 +184,16 @@ def test_retention_keeps_an_old_day_holding_the_current_version_of_a_fact(layout
     assert layout.daily_note(OLD[0]).exists() and not layout.daily_note(OLD[1]).exists()
     stable = json.loads(cli("context", "--json").stdout)["stable"]
     assert [e["text"] for e in stable if "illing" in e["text"]] == ["Billing moved to CockroachDB"], stable
+
+
+def test_a_summary_replaced_is_kept_in_the_trash(layout, cli):
+    """Issue 48 (seed 004): `summary DATE` over a day's summary kept no copy of the old one; the note as
+    it was now goes to `.trash/` first, as `rewrite` keeps a note (the same summary again copies nothing)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("summary", "2026-11-02", "Met Ana about the Q4 budget").returncode == 0
+    assert not list(layout.root.glob(".trash/**/*.bak"))  # a first summary replaces nothing
+    assert cli("summary", "2026-11-02", "Met Ana and Bo about the Q4 budget; travel cut").returncode == 0
+    kept = list(layout.trash_dir.rglob("2026-11-02.md.*.bak"))
+    assert len(kept) == 1 and "Met Ana about the Q4 budget" in kept[0].read_text(encoding="utf-8")
+    assert cli("summary", "2026-11-02", "Met Ana and Bo about the Q4 budget; travel cut").returncode == 0
+    assert len(list(layout.trash_dir.rglob("*.bak"))) == 1

@@ -82,8 +82,8 @@ def summary_problem(note: Note) -> str | None:
 
 def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
     """Set the day's `index` in its frontmatter (the note is created from `template` if missing),
-    every other byte as it was: a line replaced, or added before the frontmatter's end. Not for a day to
-    come (`check_day`)."""
+    every other byte as it was: a line replaced, or added before the frontmatter's end; a summary it
+    replaces is kept in the note's copy in `.trash/` (`backup`). Not for a day to come (`check_day`)."""
     check_day(day)
     summary = check_summary(text)
     path = layout.daily_note(day)
@@ -117,6 +117,11 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
             raise UsageError(f"{rel}: its index spans several lines; edit it by hand")
         return "".join(lines)
 
+    earlier = read_day(layout, path) if path.exists() else None
+    if earlier is not None and SUMMARY_KEY in earlier.frontmatter and summary_of(earlier) != summary:
+        from memvault.vault.trash import backup
+
+        backup(layout, path)  # the summary it replaces stays recoverable, as a rewritten note does
     update_note(layout, path, change)
     return path
 
