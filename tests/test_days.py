@@ -160,6 +160,10 @@ def test_retention_moves_old_summarised_days_to_the_trash_and_the_catalog_keeps_
     assert kept.read_bytes() == before[gone]
     lines = "".join(_catalog(layout, y) for y in {d.year for d in OLD})
     assert f"{OLD[0].isoformat()}\tForty days ago\n" in lines  # the catalog keeps the retired day
+    shown = cli("show", OLD[0].isoformat())  # and `show` reads it where retention put it (issue 48)
+    assert shown.returncode == 0 and shown.stdout == before[gone].decode("utf-8"), shown.stderr
+    assert "retired by retention" in shown.stderr and shown.stderr.count("\n") == 1
+    assert cli("show", "2001-01-01").returncode != 0  # a day that never had a note is still an error
 
 
 def test_retention_keeps_an_old_day_holding_the_current_version_of_a_fact(layout, cli):

@@ -45,6 +45,18 @@ def retired_days(layout: Layout) -> dict[dt.date, Path]:
     return {day: path for day, (_, path) in found.items()}
 
 
+def retired_copy(layout: Layout, path: Path) -> Path | None:
+    """Where a daily note that is gone from `daily/` is kept, when retention took it (the catalog still
+    lists its day, so `show` of that day reads it there); None for any other note."""
+    if path.exists() or path.parent != layout.daily_dir:
+        return None
+    try:
+        day = dt.date.fromisoformat(path.stem)
+    except ValueError:
+        return None
+    return retired_days(layout).get(day)
+
+
 def _summary_in(layout: Layout, path: Path, day: dt.date) -> str:
     from memvault.vault.days import read_day, summary_of  # parsing notes (frontmatter) only when a year is rebuilt
 

@@ -20,12 +20,17 @@ def cmd_init(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
+    from memvault.vault.catalog import retired_copy
     from memvault.vault.fileio import read_note
     from memvault.vault.notes import parse_note
 
     path = vault.note_path(args.ref)
-    text = read_note(path, args.ref, layout=vault.layout).text
-    problem = parse_note(vault.layout.relative(path), text).problem
+    name = vault.layout.relative(path)
+    kept = retired_copy(vault.layout, path)
+    if kept is not None:  # a day retention took out of daily/: the catalog lists it, its note is in the trash
+        print(f"memvault: {name} was retired by retention; shown from {vault.layout.relative(kept)}", file=sys.stderr)
+    text = read_note(kept or path, args.ref, layout=vault.layout).text
+    problem = parse_note(name, text).problem
     if problem:
         print(f"memvault: warning: {problem}", file=sys.stderr)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
