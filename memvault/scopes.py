@@ -120,13 +120,15 @@ class Scopes:
         answers = [(name, vault.run(request).to_json()) for name, vault in self.read(scope)]
         return merge_answers(answers, request.options.limit)
 
-    def context(self, query: str | None = None, budget: int | None = None, scope: str = "all") -> dict[str, Any]:
+    def context(self, query: str | None = None, budget: int | None = None, scope: str = "all",
+                conversation: str | None = None) -> dict[str, Any]:  # fmt: skip
         """The prompt blocks (`memvault.verbs.context`) from every vault of the scope: `text`, and the same as
-        data; `budget` characters (default `DEFAULT_BUDGET` there)."""
+        data; `budget` characters (default `DEFAULT_BUDGET` there); `conversation`: the asking session, whose
+        own summaries stay out of the stable block."""
         from memvault.verbs.context import DEFAULT_BUDGET, Context, render
 
         budget = DEFAULT_BUDGET if budget is None else budget
-        parts = [(name, vault.run(Context(query))) for name, vault in self.read(scope)]
+        parts = [(name, vault.run(Context(query, conversation))) for name, vault in self.read(scope)]
         reasons = {name: part.reason for name, part in parts if part.reason}
         # `reason`: why recall answered from the notes' text and not the index, when it did (a recall error)
         return {**render(parts, budget), "reason": next(iter(reasons.values()), None), "reasons": reasons}

@@ -202,3 +202,22 @@ def test_a_hook_that_cannot_do_its_work_says_so_in_one_line_and_never_blocks_the
     assert other.returncode == 0 and other.stdout == ""
     printed = cli("hooks", "mcp-config", "codex")
     assert printed.returncode == 0 and f'"--vault", "{layout.root}", "mcp"' in printed.stdout
+
+
+def test_after_a_compaction_the_stable_block_leaves_out_the_sessions_own_summary(layout, cli, tmp_path):
+    """Seed 002: a session's own summaries are in its history already; after a compaction its
+    SessionStart repeated the summary PreCompact had just written. Another session still gets it."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--type", "preference", "Answers in English, terse").returncode == 0
+    transcript = _transcript(tmp_path / f"{SESSION}.jsonl")
+    compact = _hook(cli, _payload("PreCompact", transcript, trigger="auto", custom_instructions=""))
+    assert compact.returncode == 0, compact.stderr
+    try:
+        again = _hook(cli, _payload("SessionStart", transcript, source="compact"))
+        assert again.returncode == 0, again.stderr
+        own = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "Answers in English, terse" in own and "Release day planning" not in own
+        other = _hook(cli, {**_payload("SessionStart", transcript, source="startup"), "session_id": "another"})
+        assert "Release day planning" in json.loads(other.stdout)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        cli("daemon", "stop", env=HASH_ENV)

@@ -75,7 +75,8 @@ def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[st
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
             _serve(each)
-        blocks = scopes.context(None, budget)
+        session = _session(payload)
+        blocks = scopes.context(None, budget, conversation=session if session != "unknown" else None)
     return _context(blocks["text"] if blocks["stable"] else "", "SessionStart")
 
 

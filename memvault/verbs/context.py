@@ -65,6 +65,7 @@ class Contexted(Message):
 @dataclass(frozen=True)
 class Context(Request, op="context", reply=Contexted):
     query: str | None = None
+    conversation: str | None = None  # the asking session: its own summaries are in its history already
 
     def check(self) -> None:
         if self.query is not None and not self.query.strip():
@@ -103,9 +104,11 @@ def _is_core_entry(section: str, tags: tuple[str, ...]) -> bool:
     return is_core(section) or any(_core_word(t) for t in tags)
 
 
-def stable_entries(layout: Layout) -> list[dict[str, Any]]:
+def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict[str, Any]]:
     """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
-    superseded one is replaced by its correction (the newer fact wins), or left out."""
+    superseded one is replaced by its correction (the newer fact wins), or left out. The summaries of
+    `conversation` (the session asking) stay out: seed 002 leaves a session's own summaries to its
+    history, and after a compaction the stable block repeated what the session had just said."""
     # gathered where the verb runs (the daemon, mostly): a client imports only what `render` needs
     from memvault.vault.conversation import conversation_summaries
     from memvault.vault.correct import correction_of
@@ -122,7 +125,10 @@ def stable_entries(layout: Layout) -> list[dict[str, Any]]:
             out.append({"section": e.section, "text": clip(said.fact, VALUE_CHARS), "path": said.path,
                         "line": said.start_line})  # fmt: skip
     title = SUMMARIES_TITLE[vault_lang(layout)]
+    own = f"[conversation:: {conversation}]" if conversation else None
     for e in conversation_summaries(layout, STABLE_SUMMARIES, SUMMARY_NOTES):  # last: a tight budget drops them
+        if own is not None and own in e.text:
+            continue
         out.append({"section": title, "text": clip(e.fact, VALUE_CHARS), "path": e.path, "line": e.start_line})
     return out
 
@@ -174,7 +180,7 @@ def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
 
 
 def context(rt: SearchRuntime, request: Context) -> Contexted:
-    stable = stable_entries(rt.layout)
+    stable = stable_entries(rt.layout, request.conversation)
     if request.query is None:
         return Contexted(stable)
     from memvault.verbs.recall_errors import Watched, noted
