@@ -116,12 +116,12 @@ class Vault:
         return self.search_result(query, **options).hits
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                unused_since: str | None = None) -> Listed:  # fmt: skip
+                unused_since: str | None = None, conversation: str | None = None) -> Listed:  # fmt: skip
         """The vault's entries (list items with their key and tags), narrowed by section, tag and key,
-        or to those no search served by the daemon has returned since a day."""
+        or to those no search served by the daemon has returned since a day, or of one conversation."""
         from memvault.verbs.entries import ListEntries
 
-        return self.run(ListEntries(section, tag, key, unused_since))
+        return self.run(ListEntries(section, tag, key, unused_since, conversation))
 
     def forget(self, key: str | None = None, match: str | None = None, purge: bool = False) -> Moved:
         """Move one entry to the trash: by key (or "PATH:LINE") or by a piece of its text; `purge`

@@ -69,6 +69,7 @@ class Entry:
     date: str | None  # the daily note's date, else the day memvault saved it (if it did)
     superseded: str | None = None  # the day a correction replaced it
     corrects: str | None = None  # for a correction: the `PATH#ID` (older: `PATH:LINE`) of the entry it corrects
+    conversation: str | None = None  # `[conversation:: ID]`: the conversation it came from (seed 000's scope)
 
     @property
     def summary(self) -> str:
@@ -264,6 +265,7 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             date=day or saved,
             superseded=field_in(text, "superseded"),
             corrects=field_in(text, "corrects"),
+            conversation=field_in(text, "conversation"),
         )
         i, listing = end + 1, True
 

@@ -65,7 +65,7 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
 
     with Scopes(vault) as scopes:  # `search --tag` has no --key
         reply = scopes.entries(args.section, args.tag, getattr(args, "key", None), args.scope,
-                               getattr(args, "unused_since", None))  # fmt: skip
+                               getattr(args, "unused_since", None), getattr(args, "conversation", None))  # fmt: skip
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
@@ -169,6 +169,7 @@ def add_commands(add: Add) -> None:
     p.add_argument("--json", action="store_true", help='one JSON object: {"entries": [...], "tags": {tag: count}}')
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
     p.add_argument("--unused-since", metavar="DATE", help="only entries no daemon-served search returned since")
+    p.add_argument("--conversation", metavar="ID", help="only the entries of this conversation ([conversation:: ID])")
 
     p = add("forget", cmd_forget, "move one entry to the trash: by KEY, ID, PATH:LINE or --match TEXT")
     p.add_argument("what", nargs="?", help="the entry's key, its id (a hit's entry_id), or PATH:LINE / PATH#L5-L7")

@@ -107,6 +107,7 @@ class ListedEntry(TypedDict):
     tags: list[str]
     text: str
     date: str | None
+    conversation: str | None  # `[conversation:: ID]`: the conversation it came from
 
 
 class Listed(TypedDict):

@@ -57,6 +57,8 @@ DESCRIPTIONS: dict[str, str] = {
     "memory_list.section": "only entries under this `##` section (MEMORY.md's, or a daily note's)",
     "memory_list.tag": "only entries with this tag (without `#`)",
     "memory_list.key": "only the entry with this key",
+    "memory_list.conversation": "only the entries of this conversation (the `conversation` an entry carries: "
+    "a session's id, an imported conversation's)",
     "id": "the `trash_id` memory_forget answered (memory_trash lists them)",
 }
 

@@ -279,16 +279,17 @@ class MemoryTools:
     @runs("list")
     def memory_list(
         self, section: str | None = None, tag: str | None = None, key: str | None = None, scope: ReadScope = "all",
+        conversation: str | None = None,
         offset: Annotated[int, Field(ge=0, description="skip this many entries (the last page's next_offset)")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_ENTRIES, description="at most this many entries")] = MAX_ENTRIES,
     ) -> out.Listed:  # fmt: skip
-        """List remembered entries, a page at a time, narrowed by section, tag or key, with a count per tag;
-        `next_offset` is where the next page starts (null after the last)."""
-        listed = self._run(lambda: self.scopes.entries(section, tag, key, scope))
+        """List remembered entries, a page at a time, narrowed by section, tag, key or conversation, with a
+        count per tag; `next_offset` is where the next page starts (null after the last)."""
+        listed = self._run(lambda: self.scopes.entries(section, tag, key, scope, conversation=conversation))
         page = listed.entries[offset : offset + limit]
         entries = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
                     "section": e["section"], "key": e["key"], "tags": e["tags"], "text": e["text"][:240],
-                    "date": e["date"]} for e in page]  # fmt: skip
+                    "date": e["date"], "conversation": e.get("conversation")} for e in page]  # fmt: skip
         more = offset + len(page) < len(listed.entries)
         return {"entries": entries, "total": len(listed.entries), "next_offset": offset + len(page) if more else None,
                 "tags": listed.tags}  # fmt: skip

@@ -95,6 +95,7 @@ class ListEntries(Request, op="list", reply=Listed):
     tag: str | None = None
     key: str | None = None
     unused_since: str | None = None  # YYYY-MM-DD: only entries no search has returned since that day
+    conversation: str | None = None  # only the entries of this conversation (`[conversation:: ID]`)
 
     def check(self) -> None:
         if self.unused_since is not None:
@@ -183,6 +184,8 @@ def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
     recalls = rt.recalls()
     rows = []
     for e in found:
+        if request.conversation is not None and e.conversation != request.conversation:
+            continue
         last, times = recalls.get(entry_key(e.text), (None, 0))
         when = dt.datetime.fromtimestamp(last).isoformat(timespec="seconds") if last else None
         if request.unused_since and when and when[:10] >= request.unused_since:
