@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from tests.mcp_client import run_session
 from tests.reliability.conftest import HASH_ENV
-from tests.test_mcp_surface import _data, _session
+from tests.test_mcp_surface import _data
 
 
 def _two_conversations(cli) -> None:
@@ -38,4 +39,4 @@ def test_memory_list_takes_a_conversation(layout, cli, user_root):
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert tools["memory_list"].input_schema["properties"]["conversation"]["description"]
 
-    _session(layout, user_root, body)
+    run_session(layout, user_root, body)

@@ -6,16 +6,12 @@ own client, on a generated 400-turn transcript."""
 from __future__ import annotations
 
 import json
-import os
 import random
 
-import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memvault.vault.proposals import MAX_NEW, find_candidates, gist, near
-from tests.conftest import MEMVAULT
-from tests.reliability.conftest import HASH_ENV
+from tests.mcp_client import run_session
 
 OPENERS = ("", "Thanks. ", "OK, and ", "As I said, ", "Just to repeat: ", "btw ")
 FAMILIES = {  # a fact, and the ways a user says it again
@@ -88,16 +84,10 @@ async def _extract(session: ClientSession, layout) -> None:
 
 def test_a_long_transcript_makes_a_short_review_queue(layout, user_root, cli):
     assert cli("init", "--lang", "en").returncode == 0
-    env = {**os.environ, **HASH_ENV, "MEMVAULT_VAULT": str(layout.root), "MEMVAULT_USER_VAULT": str(user_root)}
-    params = StdioServerParameters(command=MEMVAULT, args=["mcp"], env=env, cwd=str(layout.root.parent))
-
-    async def run() -> None:
-        with anyio.fail_after(300):  # a bound that only catches a hang
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                await _extract(session, layout)
+    async def body(session) -> None:
+        await _extract(session, layout)
 
     try:
-        anyio.run(run)
+        run_session(layout, user_root, body)
     finally:
         cli("daemon", "stop")

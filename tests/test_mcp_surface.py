@@ -7,17 +7,12 @@ entry with a blank line in it one unit to search as it is one entry to list."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Awaitable, Callable
 
-import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memvault.search.option_table import BY_ATTR
 from memvault.verbs import verb
-from tests.conftest import MEMVAULT
-from tests.reliability.conftest import HASH_ENV
+from tests.mcp_client import run_session
 
 ENGINE = {"rrf_k", "w_vector", "w_bm25", "depth", "fusion", "threshold"}
 # what each tool runs, as its docstring says: whether it writes is the verbs' to say
@@ -52,19 +47,6 @@ def _data(result) -> dict:
     return json.loads(result.content[0].text)
 
 
-def _session(layout, user_root, body: Callable[[ClientSession], Awaitable[None]]) -> None:
-    env = {**os.environ, **HASH_ENV, "MEMVAULT_VAULT": str(layout.root), "MEMVAULT_USER_VAULT": str(user_root)}
-    params = StdioServerParameters(command=MEMVAULT, args=["mcp"], env=env, cwd=str(layout.root.parent))
-
-    async def run() -> None:
-        with anyio.fail_after(300):  # a bound that only catches a hang
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                await body(session)
-
-    anyio.run(run)
-
-
 async def _schemas(session: ClientSession) -> None:
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == set(RUNS)
@@ -97,7 +79,7 @@ async def _schemas(session: ClientSession) -> None:
 def test_every_parameter_described_no_engine_knobs_one_line_refusals(layout, user_root, cli):
     assert cli("init", "--lang", "en").returncode == 0
     try:
-        _session(layout, user_root, _schemas)
+        run_session(layout, user_root, _schemas)
     finally:
         cli("daemon", "stop")
 
@@ -156,6 +138,6 @@ def test_restore_undoes_a_forget_and_reads_say_when_there_is_more(layout, user_r
     (notes / "long.md").write_text(f"# Long\n\n## Log\n\n{body}\n\n## After\n\ntail\n", encoding="utf-8")
     (notes / "wide.md").write_text("\n".join("x" * 99 for _ in range(300)) + "\n", encoding="utf-8")
     try:
-        _session(layout, user_root, _restore_and_read)
+        run_session(layout, user_root, _restore_and_read)
     finally:
         cli("daemon", "stop")
