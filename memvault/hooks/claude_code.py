@@ -27,13 +27,15 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault.api import Vault
 from memvault.hooks.state import read_state, write_state
-from memvault.vault.conversation import MAX_LINE_BYTES, TRANSCRIPT_WINDOW, Transcript, read_transcript
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.logger import log
+
+if TYPE_CHECKING:  # the transcript reader is the capture events': a prompt's hook never loads it (9 ms)
+    from memvault.vault.conversation import Transcript
 
 _STATE = "claude-code-sessions.json"
 KEPT_SESSIONS = 200  # sessions whose progress is remembered, the latest first to stay
@@ -109,6 +111,7 @@ def _progress(sessions: dict[str, Any], session: str) -> dict[str, Any]:
 
 def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] | None:
     """The transcript's lines after the byte the session's last extraction stopped at go to `extract`."""
+    from memvault.vault.conversation import read_transcript
     from memvault.verbs.extract import Extract
 
     session = _session(payload)
@@ -140,6 +143,8 @@ def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] 
 
 def _report(path: str, transcript: Transcript) -> None:
     """What was passed over, one line each on stderr (the hook still answers)."""
+    from memvault.vault.conversation import MAX_LINE_BYTES, TRANSCRIPT_WINDOW
+
     if transcript.skipped_bytes:
         log.warning(f"{path}: over {TRANSCRIPT_WINDOW >> 20} MiB not extracted yet: only its last "
                     f"{TRANSCRIPT_WINDOW >> 20} MiB were read ({transcript.skipped_bytes:,} bytes before them "
