@@ -28,6 +28,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     "context": ("context",),
     "daemon": ("mcp", "daemon", "status"),
     "hooks": ("hook", "hooks"),
+    "ui": ("ui",),
 }
 
 

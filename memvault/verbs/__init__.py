@@ -34,7 +34,7 @@ VERBS: dict[str, Verb] = {
     "sections": Verb("notes.sections", BOTH),
     "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
     "clear": Verb("entries.clear"), "trash": Verb("entries.trash", BOTH), "correct": Verb("entries.correct"),
-    "overview": Verb("entries.overview"),
+    "overview": Verb("entries.overview"), "edit": Verb("edit.edit"),  # a person's, in the panel: no door
     "summary": Verb("days.summary"), "catalog": Verb("days.catalog"), "recent": Verb("days.recent"),
     "retention": Verb("days.retention"), "summaries": Verb("days.summaries", BOTH),
     "import": Verb("exchange.import_memories"), "export": Verb("exchange.export"),

@@ -1,0 +1,163 @@
+"""The panel's pages that only read: entries, one entry, the trash, the review queue, what a prompt is
+given, the days and a note, and health. Each one runs verbs (through `memvault.scopes.Scopes`, both
+vaults) and hands their replies to a template."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from memvault.scopes import READ_SCOPES, Scopes
+from memvault.vault.errors import MemvaultError
+from memvault.web.render import page
+from memvault.web.rows import named, narrowed, paged
+
+PAGE_SIZE = 100
+
+
+def scopes_of(request: Request) -> Scopes:
+    return request.app.state.scopes
+
+
+def common(request: Request, **context: Any) -> dict[str, Any]:
+    """What every template gets: the form token, the page's name, and a message a write left (`done`)."""
+    return {"csrf": request.app.state.session.csrf, "path": request.url.path, "done": request.query_params.get("done"),
+            "scopes": READ_SCOPES, **context}  # fmt: skip
+
+
+def arg(request: Request, name: str, default: str = "") -> str:
+    return request.query_params.get(name, default).strip()
+
+
+def home(request: Request) -> Response:
+    return RedirectResponse("/entries", 303)
+
+
+def entries(request: Request) -> Response:
+    scope = arg(request, "scope", "all")
+    section, tag, conversation = arg(request, "section"), arg(request, "tag"), arg(request, "conversation")
+    listed = scopes_of(request).entries(section or None, tag or None, None, scope, None, conversation or None)
+    rows = narrowed(listed.entries, arg(request, "from"), arg(request, "to"), arg(request, "q"))
+    number = int(arg(request, "page", "1")) if arg(request, "page", "1").isdigit() else 1
+    shown = paged(rows, number, PAGE_SIZE)
+    sections = sorted({r["section"] for r in listed.entries if r["section"]})
+    filters = {"scope": scope, "section": section, "tag": tag, "conversation": conversation,
+               "from": arg(request, "from"), "to": arg(request, "to"), "q": arg(request, "q")}  # fmt: skip
+    return page("entries.html", **common(request, page=shown, filters=filters, sections=sections,
+                                         tags=list(listed.tags.items())[:200]))  # fmt: skip
+
+
+def one_entry(scopes: Scopes, scope: str, ident: str) -> dict[str, Any] | None:
+    """The entry with the version id `ident` in `scope`'s vault, as the panel names it; None when no entry has it."""
+    from memvault.verbs.entries import ListEntries
+
+    name, vault = scopes.read(scope)[0]
+    found = vault.run(ListEntries(key=ident)).entries
+    return named({"scope": name, **found[0]}) if len(found) == 1 else None
+
+
+def entry(request: Request) -> Response:
+    scope, ident = arg(request, "scope", "project"), arg(request, "id")
+    row = one_entry(scopes_of(request), scope, ident)
+    if row is None:
+        return page("error.html", 404, **common(request, message=f"{ident}: no entry has this id now (it changed "
+                                                 "or is gone); find it again in the list"))  # fmt: skip
+    return page("entry.html", **common(request, row=row))
+
+
+def _each(request: Request, scope: str, run: Any) -> list[tuple[str, Any]]:
+    """A verb's reply from each vault of `scope` (`all`: both that exist)."""
+    return [(name, run(vault)) for name, vault in scopes_of(request).read(scope)]
+
+
+def trash(request: Request) -> Response:
+    from memvault.verbs.entries import Trash
+
+    scope = arg(request, "scope", "all")
+    items = [{"scope": name, **item} for name, reply in _each(request, scope, lambda v: v.run(Trash()))
+             for item in reply.items]  # fmt: skip
+    items.sort(key=lambda t: t["removed"], reverse=True)
+    return page("trash.html", **common(request, items=items, scope=scope))
+
+
+def review(request: Request) -> Response:
+    from memvault.verbs.extract import Review
+
+    scope = arg(request, "scope", "all")
+    proposals = [{"scope": name, **p} for name, reply in _each(request, scope, lambda v: v.run(Review()))
+                 for p in reply.proposals]  # fmt: skip
+    return page("review.html", **common(request, proposals=proposals, scope=scope))
+
+
+def context(request: Request) -> Response:
+    from memvault.verbs.context import DEFAULT_BUDGET
+
+    prompt, scope = arg(request, "q"), arg(request, "scope", "all")
+    budget_arg = arg(request, "budget", str(DEFAULT_BUDGET))
+    budget = int(budget_arg) if budget_arg.isdigit() else DEFAULT_BUDGET
+    blocks = None
+    if "q" in request.query_params:
+        try:
+            blocks = scopes_of(request).context(prompt or None, budget, scope)
+        finally:  # a search opened the index: let go of it, or every agent's recall falls back to the notes' text
+            for _, vault in scopes_of(request).read(scope):
+                vault.close_index()
+    return page("context.html", **common(request, prompt=prompt, budget=budget, scope=scope, blocks=blocks,
+                                         columns=_columns(blocks)))  # fmt: skip
+
+
+def _columns(blocks: dict[str, Any] | None) -> dict[str, list[str]]:
+    """Every field the context verb gave its items, text last: shown as they come, whatever it adds."""
+    out: dict[str, list[str]] = {}
+    for part in ("stable", "recall"):
+        keys = dict.fromkeys(k for item in (blocks or {}).get(part, []) for k in item if k != "text")
+        out[part] = [*keys, "text"]
+    return out
+
+
+def days(request: Request) -> Response:
+    from memvault.verbs.days import Catalog, Recent
+
+    scope = arg(request, "scope", "project")
+    year = arg(request, "year")
+    name, vault = scopes_of(request).read(scope)[0]
+    catalog = vault.run(Catalog(int(year) if year.isdigit() else None))
+    listed = scopes_of(request).entries(scope=name)
+    per_day = Counter(r["date"] for r in listed.entries if r["path"].startswith("daily/") and r["date"])
+    months: dict[str, list[dict[str, Any]]] = {}
+    for rows in catalog.years.values():
+        for day in rows:
+            months.setdefault(day["date"][:7], []).append({**day, "entries": per_day.get(day["date"], 0)})
+    for day_name, count in per_day.items():  # a day with entries but not in the catalog (no summary yet)
+        days_of = months.setdefault(day_name[:7], [])
+        if not any(d["date"] == day_name for d in days_of):
+            days_of.append({"date": day_name, "summary": "", "entries": count})
+    ordered = {m: sorted(d, key=lambda x: x["date"], reverse=True) for m, d in sorted(months.items(), reverse=True)}
+    recent = vault.run(Recent(7)).days
+    return page("days.html", **common(request, months=ordered, recent=recent, scope=name,
+                                      today=dt.date.today().isoformat()))  # fmt: skip
+
+
+def note(request: Request) -> Response:
+    from memvault.verbs.notes import Get
+
+    scope, ref = arg(request, "scope", "project"), arg(request, "path", "today")
+    start = arg(request, "start", "1")
+    name, vault = scopes_of(request).read(scope)[0]
+    got = vault.run(Get(ref, int(start) if start.isdigit() and int(start) > 0 else 1))
+    return page("note.html", **common(request, got=got, scope=name, ref=ref))
+
+
+def health(request: Request) -> Response:
+    vaults = []
+    for name, vault in scopes_of(request).read("all"):
+        try:
+            status: dict[str, Any] | str = vault.status()
+        except MemvaultError as exc:
+            status = str(exc)
+        vaults.append({"scope": name, "root": str(vault.root), "status": status, "daemon": vault.daemon_status()})
+    return page("health.html", **common(request, vaults=vaults))
