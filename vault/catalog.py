@@ -46,12 +46,14 @@ def retired_days(layout: Layout) -> dict[dt.date, Path]:
 
 
 def retired_copy(layout: Layout, path: Path) -> Path | None:
-    """Where a daily note that is gone from `daily/` is kept, when retention took it (the catalog still
-    lists its day, so `show` of that day reads it there); None for any other note."""
-    if path.exists() or path.parent != layout.daily_dir:
+    """The latest trash copy of the daily note at `path` that retention (or a whole-note removal) took
+    out of `daily/`; None for any other note. `show` reads a day the catalog still lists there, and
+    `restore` puts such a day back whole before its entry."""
+    match = re.fullmatch(r"(\d{4}-\d{2}-\d{2})\.md", path.name)
+    if path.parent != layout.daily_dir or not match:
         return None
     try:
-        day = dt.date.fromisoformat(path.stem)
+        day = dt.date.fromisoformat(match.group(1))
     except ValueError:
         return None
     return retired_days(layout).get(day)

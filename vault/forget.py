@@ -5,9 +5,7 @@ of their section."""
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,17 +217,11 @@ def restore(layout: Layout, ident: str) -> list[MovedEntry]:
     return [moved for items in by_note.values() for moved in _restore_note(layout, items)]
 
 
-def _retired_copy(layout: Layout, origin: str) -> TextFile | None:
+def _retired_copy(layout: Layout, path: Path) -> TextFile | None:
     """The latest trash copy of a daily note retention (or a whole-note removal) took out of `daily/`."""
-    from memvault.vault.catalog import retired_days
+    from memvault.vault.catalog import retired_copy
 
-    match = re.fullmatch(r"daily/(\d{4}-\d{2}-\d{2})\.md", origin)
-    if not match:
-        return None
-    try:
-        copy = retired_days(layout).get(dt.date.fromisoformat(match.group(1)))
-    except ValueError:
-        return None
+    copy = retired_copy(layout, path)
     return read_note(copy, layout.relative(copy)) if copy is not None else None
 
 
@@ -241,7 +233,7 @@ def _restore_note(layout: Layout, items: list[Trashed]) -> list[MovedEntry]:
         raise UsageError(f"{items[0].id}: its origin {origin!r} is not a note path")
     path = inside(layout, origin)
     placed: list[Placed] = []
-    retired = _retired_copy(layout, origin)
+    retired = _retired_copy(layout, path)
 
     def change(current: TextFile | None) -> str:
         # a day retention moved to the trash comes back whole, then its entries

@@ -23,7 +23,11 @@ LAST_SECTION = {"zh": "笔记", "en": "Notes"}  # a MEMORY.md with no `##` secti
 def list_sections(layout: Layout) -> list[Section]:
     if not layout.memory_md.exists():
         return []
-    text = read_note(layout.memory_md, layout.relative(layout.memory_md), layout=layout).text
+    return _sections(read_note(layout.memory_md, layout.relative(layout.memory_md), layout=layout).text)
+
+
+def _sections(text: str) -> list[Section]:
+    """MEMORY.md's `##` sections, its lines read whatever their line ends."""
     return find_sections([line.rstrip("\r") for line in text.split("\n")], 2)
 
 
@@ -37,7 +41,7 @@ def _last_section(text: str, lang: str) -> str:
     """Where an entry saved with no section and no type goes: the end of MEMORY.md, as seed 003's
     `appendToMemory` appends, which is its last `##` section (one made when the note has none, named in
     the note's script)."""
-    sections = find_sections([line.rstrip("\r") for line in text.split("\n")], 2)
+    sections = _sections(text)
     if sections:
         return sections[-1].title
     return LAST_SECTION["zh" if script_of(text) == "cjk" else "en"] if text.strip() else LAST_SECTION[lang]

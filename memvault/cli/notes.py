@@ -26,7 +26,7 @@ def cmd_show(args: argparse.Namespace, vault: Vault) -> int:
 
     path = vault.note_path(args.ref)
     name = vault.layout.relative(path)
-    kept = retired_copy(vault.layout, path)
+    kept = None if path.exists() else retired_copy(vault.layout, path)
     if kept is not None:  # a day retention took out of daily/: the catalog lists it, its note is in the trash
         print(f"memvault: {name} was retired by retention; shown from {vault.layout.relative(kept)}", file=sys.stderr)
     text = read_note(kept or path, args.ref, layout=vault.layout).text
