@@ -12,9 +12,8 @@ in-place write into the inode it displaces, so the version read is *held* while 
   proves no in-place save is under way or started (memvault waits while a program holds the note
   open for writing; a save that starts meanwhile makes memvault put the note back and try again);
 - an atomic swap (`renameat2(RENAME_EXCHANGE)`, macOS `renamex_np(RENAME_SWAP)`), so the version
-  displaced can be looked at after the swap and swapped back when it is not the one held. Where the
-  system or the file system has no swap, the note is renamed aside, checked there, and memvault's
-  version linked in only if no file appeared at its name meanwhile (`_swap_by_aside`).
+  displaced can be looked at after the swap and swapped back when it is not the one held; without a
+  swap, the note is renamed aside and memvault's version linked in, then checked (`_swap_by_aside`).
 Where no lease is granted (macOS, NFS, a note another user owns), the held version is compared by bytes,
 size and modification time, and a note modified in the last `SETTLE` seconds is waited on first: the
 best that can be done against an in-place save there, which only a lease can prove absent.
@@ -349,10 +348,11 @@ def _put_back_displaced(path: Path, displaced: Path, ours: tuple[int, int, bool]
 
 
 def _swap_by_aside(tmp: Path, path: Path, held: Held, ours: tuple[int, int, bool]) -> None:
-    """The swap without an atomic exchange: rename the note aside, check that what went aside is the
-    version held, then link ours in, which fails if any save created the note meanwhile. The name is
-    absent for the few microseconds between; a crash there leaves the version read aside, which the
-    next write puts back (`fileio.sweep_leftovers`)."""
+    """The swap without an atomic exchange: rename the note aside and link ours in at once (which fails
+    if a save created the note meanwhile), then check that what went aside is the version held; when it
+    is not, it goes back in place of ours. The name is absent only between those two system calls, so a
+    program opening it then finds no file for a few microseconds; a crash there leaves the version read
+    aside, which the next write puts back (`fileio.sweep_leftovers`)."""
     aside = side_name(path, ASIDE)
     try:
         os.rename(path, aside)
@@ -360,25 +360,23 @@ def _swap_by_aside(tmp: Path, path: Path, held: Held, ours: tuple[int, int, bool
         raise ChangedMeanwhile(f"{path}: removed while memvault was writing it") from None
     crash_point("note-aside")
     changed = ChangedMeanwhile(f"{path}: changed while memvault was writing it")
-    if not (names(held, aside) and untouched(held)):
-        _put_back(aside, path)
-        raise changed
     try:
         os.link(tmp, path)
-    except FileExistsError:  # a save landed in the gap: it stays, the version read goes
-        aside.unlink()
-        raise changed from None
-    except OSError:  # no hard links here (FAT, some network shares): the narrowest check, then rename
-        if os.path.lexists(path):
-            aside.unlink()
+    except OSError as exc:  # a save landed in the gap; or no hard links here (FAT, some network shares)
+        if isinstance(exc, FileExistsError) or os.path.lexists(path):
+            if names(held, aside) and untouched(held):  # that save stays, and is newer than the read
+                aside.unlink()
+            else:
+                keep(path, aside)
             raise changed from None
-        os.rename(tmp, path)
+        os.rename(tmp, path)  # the narrowest check, then rename
     else:
         tmp.unlink()
-    if held.leased or untouched(held):
-        _retire(path, aside, held, ours)
-    else:  # a writer opened it just before it went aside: its bytes go there, so they are kept
-        keep(path, aside)
+    if not names(held, aside) or not (held.leased or untouched(held)):  # a save just before: it goes
+        if not _put_back_displaced(path, aside, ours) and os.path.lexists(aside):  # back, or is kept
+            keep(path, aside)
+        raise changed
+    _retire(path, aside, held, ours)
 
 
 def _put_back(aside: Path, path: Path) -> None:

@@ -50,13 +50,17 @@ saves = tries = 0
 
 def exchange(a, b):
     if libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:
-        raise OSError(ctypes.get_errno(), "renameat2")
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), b)
 
 while not os.path.exists(stop):
     while True:
         tries += 1
-        with open(path, "rb") as fh:
-            data = fh.read()
+        try:  # without the exchange, memvault renames the note aside for a few microseconds: open it again
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            continue
         head, sep, rest = data.decode("utf-8").partition("\n")  # a line typed at the top, under the title
         tmp = path + ".editor~"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -64,7 +68,11 @@ while not os.path.exists(stop):
             fh.flush()
             os.fsync(fh.fileno())
         ours = os.stat(tmp).st_ino
-        exchange(tmp, path)
+        try:
+            exchange(tmp, path)
+        except FileNotFoundError:  # the same few microseconds: nothing was swapped, save again
+            os.unlink(tmp)
+            continue
         with open(tmp, "rb") as fh:
             displaced = fh.read()
         if displaced == data:

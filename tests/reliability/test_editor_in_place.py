@@ -132,6 +132,31 @@ def test_without_the_exchange_a_rename_save_at_memvaults_rename_is_kept(layout, 
     assert all(f"- old fact {i}\n" in text for i in range(ENTRIES))
 
 
+@pytest.mark.parametrize("lacks", ["exchange", "exchange,lease"])
+def test_without_the_exchange_a_save_in_the_gap_before_memvaults_link_is_kept(layout, monkeypatch, lacks):
+    """The name is absent only between memvault's rename aside and its link: a save creating the note
+    there stays, and memvault applies its change again to that version."""
+    monkeypatch.setenv("MEMVAULT_FS_LACKS", lacks)
+    path = _seeded(layout)
+    real_link, saved = os.link, []
+
+    def editor_saves_in_the_gap(src, dst, *args, **kwargs):
+        if not saved and Path(dst) == Path(path):
+            assert not os.path.lexists(path)
+            aside = next(path.parent.glob(".MEMORY.md.*.aside"))
+            saved.append(True)
+            path.write_text(aside.read_text(encoding="utf-8") + "- typed in the gap\n", encoding="utf-8")
+        return real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", editor_saves_in_the_gap)
+    update_note(layout, path, lambda current: current.text + "- written by memvault\n")
+    monkeypatch.undo()
+    text = read_note(path).text
+    assert saved and "- typed in the gap" in text and "- written by memvault" in text, text
+    assert all(f"- old fact {i}\n" in text for i in range(ENTRIES))
+    assert not list(path.parent.glob(".MEMORY.md.*"))
+
+
 def test_a_write_killed_with_the_note_aside_is_put_back_by_the_next(layout):
     """Without the exchange, the note is renamed aside for a moment; a writer killed right then leaves it
     there, and the next write puts it back before writing: nothing of the note is lost."""
