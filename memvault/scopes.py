@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memvault.verbs.entries import Listed
     from memvault.verbs.notes import Note, Remember, Saved
 
+
 class Scopes:
     """The project vault and the user's own vault (opened on first use, created by the first save
     routed to it)."""
@@ -121,14 +122,14 @@ class Scopes:
         return merge_answers(answers, request.options.limit)
 
     def context(self, query: str | None = None, budget: int | None = None, scope: str = "all",
-                conversation: str | None = None) -> dict[str, Any]:  # fmt: skip
+                conversation: str | None = None, explain: bool = False) -> dict[str, Any]:  # fmt: skip
         """The prompt blocks (`memvault.verbs.context`) from every vault of the scope: `text`, and the same as
         data; `budget` characters (default `DEFAULT_BUDGET` there); `conversation`: the asking session, whose
-        own summaries stay out of the stable block."""
+        own summaries stay out of the stable block; `explain`: why, and what was left out (the panel's)."""
         from memvault.verbs.context import DEFAULT_BUDGET, Context, render
 
         budget = DEFAULT_BUDGET if budget is None else budget
-        parts = [(name, vault.run(Context(query, conversation))) for name, vault in self.read(scope)]
+        parts = [(name, vault.run(Context(query, conversation, explain))) for name, vault in self.read(scope)]
         reasons = {name: part.reason for name, part in parts if part.reason}
         # `reason`: why recall answered from the notes' text and not the index, when it did (a recall error)
         return {**render(parts, budget), "reason": next(iter(reasons.values()), None), "reasons": reasons}

@@ -9,9 +9,10 @@ import datetime as dt
 import pytest
 
 from memvault.api import Vault
-from memvault.vault.edit import editable, entry_version
+from memvault.vault.edit import editable
 from memvault.vault.entries import vault_entries, version_id
 from memvault.vault.errors import MemvaultError
+from memvault.vault.forget import entry_version
 from memvault.verbs.edit import Edit
 from tests.conftest import write_notes
 
@@ -83,3 +84,35 @@ def test_editable_splits_the_appended_tags_from_the_words():
     assert editable(stored) == ("ship #v2 today", ["rel", "ops"])
     assert editable("#only-tags") == ("#only-tags", [])
     assert editable("first #a\nsecond line [source:: review]") == ("first\nsecond line", ["a"])
+
+
+def test_forget_with_the_version_read_refuses_an_entry_changed_since(layout, vault, monkeypatch):
+    """The panel's forget carries the text it showed: a change by an editor, found before the lock or
+    under it (between the read and the write), is refused with the note untouched."""
+    import memvault.vault.forget as forgetting
+    from memvault.verbs.entries import Forget
+
+    _, ident, version = _named(layout, "Vue")
+    path = layout.root / "MEMORY.md"
+    path.write_text(path.read_text().replace("[key:: fe]", "[key:: f2]"))  # the key alone: the id is the same
+    by_editor = path.read_text()
+    with pytest.raises(MemvaultError, match="changed"):
+        vault.run(Forget(ident, version=version))
+    assert path.read_text() == by_editor
+    _, ident, version = _named(layout, "Vue")
+    real = forgetting.select
+
+    def then_an_editor_saves(*args):
+        found = real(*args)
+        path.write_text(path.read_text().replace("Prefers Vue", "PREFERS Vue"))  # its ids stay: case alone
+        return found
+
+    monkeypatch.setattr(forgetting, "select", then_an_editor_saves)
+    with pytest.raises(MemvaultError, match="changed"):
+        vault.run(Forget(ident, version=version))
+    assert "PREFERS Vue" in path.read_text() and not list(layout.trash_dir.glob("entries/*.md"))
+    monkeypatch.undo()
+    _, ident, version = _named(layout, "Vue")
+    assert vault.run(Forget(ident, version=version)).line == 5 and "Vue" not in path.read_text()
+    with pytest.raises(MemvaultError, match="purge takes no version"):
+        vault.run(Forget("Short answers", purge=True, version=version))

@@ -92,7 +92,9 @@ def browser(panel: dict[str, Any]) -> Iterator[Any]:
     profile = tempfile.mkdtemp(prefix="memvault-chromium-")
     options.add_argument(f"--user-data-dir={profile}")
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
-    try:
+    try:  # the page itself 1280x800 (the window's size counts the browser's own bars too)
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
         driver.get(panel["url"])  # the token, traded for the cookie
         yield driver
     finally:
@@ -196,23 +198,60 @@ def test_forget_asks_first_then_restore_puts_it_back(browser: Any, panel: dict[s
     assert memory.read_text() == before
 
 
+def test_an_editor_save_while_forget_asks_is_a_conflict_and_nothing_is_forgotten(browser: Any, panel) -> None:
+    memory = panel["layout"].root / "MEMORY.md"
+    _open_entry(browser, panel, "Prefers Vue 3")
+    _submit(browser, By.ID, "forget-ask")
+    memory.write_text(memory.read_text().replace("Prefers Vue 3 for", "Prefers Vue 3.5 for"))
+    by_editor = memory.read_text()
+    _submit(browser, By.ID, "forget-yes")
+    assert "Conflict" in browser.find_element(By.ID, "conflict").text
+    assert "Prefers Vue 3.5 for" in browser.find_element(By.ID, "there").text
+    assert memory.read_text() == by_editor
+    assert not any("Vue 3" in f.read_text() for f in panel["layout"].trash_dir.glob("entries/*.md"))
+
+
 def test_the_prompt_blocks_are_the_context_verbs(browser: Any, tmp_path: Path) -> None:
     """A panel of its own: the other tests' edits on disk (not through a verb) reach a long-lived panel's
     index only at its next walk, so its recall could differ from a fresh CLI's for a while."""
     with _panel(tmp_path) as panel:
         browser.get(panel["url"])
         browser.get(panel["base"] + "/context")
-        browser.find_element(By.ID, "prompt").send_keys("what database for billing?")
+        prompt = "what database for billing?"
+        browser.find_element(By.ID, "prompt").send_keys(prompt)
         _submit(browser, By.ID, "show")
         shown = browser.find_element(By.ID, "blocks").get_attribute("textContent")
         _shot(browser, "context")
-        cli = subprocess.run([str(EXE), "--vault", str(panel["layout"].root), "context", "--json",
-                              "what database for billing?"], env=panel["env"], capture_output=True, text=True,
-                             timeout=120)  # fmt: skip
+        cli = subprocess.run([str(EXE), "--vault", str(panel["layout"].root), "context", "--json", prompt],
+                             env=panel["env"], capture_output=True, text=True, timeout=120)  # fmt: skip
         expected = json.loads(cli.stdout)
         assert shown == expected["text"] and "<memory-stable>" in shown and "Postgres 16" in shown
         assert len(browser.find_elements(By.CSS_SELECTOR, "#items-stable tbody tr")) == len(expected["stable"])
         assert len(browser.find_elements(By.CSS_SELECTOR, "#items-recall tbody tr")) == len(expected["recall"])
+        # what Claude Code's prompt hook adds for the same prompt, and what its session start adds
+        payload = {"session_id": "s1", "cwd": str(panel["layout"].root), "hook_event_name": "UserPromptSubmit",
+                   "prompt": prompt, "transcript_path": "/nonexistent"}  # fmt: skip
+        hooked = subprocess.run([str(EXE), "--vault", str(panel["layout"].root), "hook", "claude-code"],
+                                input=json.dumps(payload), env=panel["env"], capture_output=True, text=True,
+                                timeout=120)  # fmt: skip
+        added = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert browser.find_element(By.ID, "hook-prompt").get_attribute("textContent") == added
+        assert "Postgres 16" in added and "<memory-stable>" not in added
+        start = browser.find_element(By.ID, "hook-start").get_attribute("textContent")
+        assert start == expected["text"].split("</memory-stable>")[0] + "</memory-stable>\n"
+        # why it answered, each item's retrievers, and what was left out
+        assert expected["tier"] in browser.find_element(By.ID, "why").text
+        found_by = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#items-recall td.found_by")]
+        assert "vector #" in found_by[0] and "bm25 #" in found_by[0], found_by  # both found the billing note
+        assert all("#" in f or f == "newest daily" for f in found_by), found_by
+        browser.find_element(By.ID, "prompt").clear()
+        browser.find_element(By.ID, "prompt").send_keys("lgtm, ship it")
+        _submit(browser, By.ID, "show")
+        quiet = subprocess.run([str(EXE), "--vault", str(panel["layout"].root), "hook", "claude-code"],
+                               input=json.dumps({**payload, "prompt": "lgtm, ship it"}), env=panel["env"],
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
+        nothing = browser.find_element(By.ID, "hook-prompt")
+        assert (quiet.stdout == "") == nothing.text.startswith("nothing"), (quiet.stdout, nothing.text)
 
 
 def test_days_a_day_and_health(browser: Any, panel: dict[str, Any]) -> None:
@@ -273,3 +312,14 @@ def test_it_listens_on_the_loopback_address_alone(panel: dict[str, Any]) -> None
     if listening.returncode == 0:
         assert [line.split()[3] for line in listening.stdout.splitlines()] == [f"127.0.0.1:{panel['port']}"]
     assert json.dumps(panel["port"])  # a port was printed and parsed
+
+
+def test_a_second_ui_opens_the_panel_already_serving_the_vault(tmp_path: Path) -> None:
+    with _panel(tmp_path) as panel:
+        record = panel["layout"].state_dir / "panel.json"
+        assert record.stat().st_mode & 0o077 == 0  # its URL carries the token: this user's alone
+        again = subprocess.run([str(EXE), "--vault", str(panel["layout"].root), "ui"], env=panel["env"],
+                               capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert again.returncode == 0 and again.stdout.split("open ", 1)[1].strip() == panel["url"], again
+        assert "already serves this vault" in again.stderr
+    assert not record.exists()  # the panel stopped: its record went with it

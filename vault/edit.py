@@ -9,7 +9,6 @@ save's do. Past days are frozen for edits as for saves: `correct` writes the new
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from memvault.vault.entries import (
 )
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import TextFile, split_lines, update_note
+from memvault.vault.forget import entry_version
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout
 from memvault.vault.sections import entry_lines
@@ -39,12 +39,6 @@ KEPT_FIELDS = ("superseded", "corrects", "source", "conversation")  # where the 
 
 class EditConflict(UsageError):
     """The entry is no longer what the page read: changed (or gone) in its note since."""
-
-
-def entry_version(text: str) -> str:
-    """An entry's exact version: its text as the note holds it, fields, tags and case included (an id,
-    `@…`, is of the normalised text and misses a changed key or case)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def editable(text: str) -> tuple[str, list[str]]:

@@ -79,6 +79,13 @@ def _selector(layout: Layout, key: str | None, match: str | None) -> tuple[str |
     return None, place
 
 
+def entry_version(text: str) -> str:
+    """An entry's exact version: its text as the note holds it, fields, tags and case included (an id,
+    `@…`, is of the normalised text and misses a changed key or case): what a person's edit or forget
+    carries, so that an entry changed since they read it is refused."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, Callable[[Entry], bool]]:
     """The one entry named by key (`with_key`), a place (given as the key) or a piece of its text,
     and the test that finds it again under the lock; none, or more than one (candidates named), is
@@ -102,11 +109,18 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
     return found[0], lambda e: _matches(e, match, where)
 
 
-def forget(layout: Layout, key: str | None = None, match: str | None = None) -> MovedEntry:
+def forget(layout: Layout, key: str | None = None, match: str | None = None, version: str | None = None
+           ) -> MovedEntry:  # fmt: skip
     """Move exactly one entry (by key, by `PATH:LINE`, or by a piece of its text) to the trash; more
     than one match is refused with the candidates named, never guessed (`vault.purge` removes one for
-    good)."""
+    good). With `version` (`entry_version` of the text a person read), an entry an editor changed
+    since is refused, under the lock too: a person never forgets what they did not see."""
     target, same = select(layout, key, match)
+    if version is not None:
+        if entry_version(target.text) != version:
+            raise UsageError(f"{target.path}:{target.start_line} changed since it was read; nothing forgotten")
+        named = same
+        same = lambda e: named(e) and entry_version(e.text) == version  # noqa: E731
     path = layout.root / target.path
     moved: list[MovedEntry] = []
 

@@ -73,13 +73,14 @@ def _context(text: str, event: str) -> dict[str, Any] | None:
 
 def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:
     from memvault.scopes import Scopes
+    from memvault.verbs.context import stable_block
 
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
             _serve(each)
         session = _session(payload)
         blocks = scopes.context(None, budget, conversation=session if session != "unknown" else None)
-    return _context(blocks["text"] if blocks["stable"] else "", "SessionStart")
+    return _context(stable_block(blocks), "SessionStart")
 
 
 def _serve(vault: Vault) -> None:
@@ -96,12 +97,11 @@ def prompt_submit(vault: Vault, payload: dict[str, Any], budget: int) -> dict[st
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
+    from memvault.verbs.context import prompt_block
+
     with Scopes(vault) as scopes:
-        blocks = scopes.context(prompt, budget)
-    if blocks["tier"] not in ("dense", "keyword") or not blocks["recall"]:
-        return None
-    recall = blocks["text"].split("</memory-stable>\n", 1)[-1]  # the stable block went in at SessionStart
-    return _context(recall, "UserPromptSubmit")
+        recall = prompt_block(scopes.context(prompt, budget))
+    return None if recall is None else _context(recall, "UserPromptSubmit")
 
 
 def _progress(sessions: dict[str, Any], session: str) -> dict[str, Any]:

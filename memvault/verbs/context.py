@@ -60,12 +60,17 @@ class Contexted(Message):
     recall: list[dict[str, Any]] = field(default_factory=list)
     tier: str | None = None
     reason: str | None = None  # why recall answered from the notes' text, not the index (a recall error)
+    why: str | None = None  # with `explain`: the relevance decision in words
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # with `explain`: hits not given, and why
 
 
 @dataclass(frozen=True)
 class Context(Request, op="context", reply=Contexted):
     query: str | None = None
     conversation: str | None = None  # the asking session: its own summaries are in its history already
+    # the panel's inspector: each item's score and retrievers, why the tier, what was left out and why;
+    # the items chosen are the same as without it (one more search, below the floor, only looks)
+    explain: bool = False
 
     def check(self) -> None:
         if self.query is not None and not self.query.strip():
@@ -133,10 +138,19 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
     return out
 
 
-def _items(hits: list[Hit]) -> list[dict[str, Any]]:
-    """Recall items from hits, their lines as the note holds them (`render` words them for the agent)."""
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip()}
-            for h in hits]  # fmt: skip
+def _items(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:
+    """Recall items from hits, their lines as the note holds them (`render` words them for the agent);
+    explained, with what ranked them."""
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip(),
+             **(_scored(h) if explain else {})} for h in hits]  # fmt: skip
+
+
+def _scored(hit: Hit) -> dict[str, Any]:
+    """What ranked a hit, for a person: the fused score, the retrievers that found it (with its rank in
+    each) and its cosine to the query."""
+    cosine = hit.scores.get("vector")
+    return {"score": round(hit.score, 4), "found_by": ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items()),
+            "cosine": None if cosine is None else round(cosine, 3)}  # fmt: skip
 
 
 def _current(hits: list[Hit]) -> list[Hit]:
@@ -153,7 +167,17 @@ def _matching(result: SearchResult) -> list[Hit]:
     return [h for h in result.hits if need and sum(t in (h.text or h.snippet).lower() for t in terms) >= need]
 
 
-def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
+@dataclass
+class Recalled:
+    """The cascade's answer: the tier, its items, and (explained) why, and the hits it did not give."""
+
+    tier: str
+    items: list[dict[str, Any]]
+    why: str | None = None
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+
+
+def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     """The cascade: hybrid hits that reach the dense floor, else keyword hits, else the newest daily
     entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
     from memvault.search.options import build_options
@@ -161,22 +185,61 @@ def recall(rt: SearchRuntime, query: str) -> tuple[str, list[dict[str, Any]]]:
     q = query.strip()[-QUERY_CHARS:]
     dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto"))
     dense_hits = _current(dense.hits) if dense.floor is not None else []
+    floor = (dense.floor or {}).get("min_similarity")
+    said = _count(len(dense_hits), "current hit") + " reached the relevance floor"
+    said += f" (cosine {floor:.3f})" if isinstance(floor, float) else ""
     if len(dense_hits) >= DENSE_AT_LEAST:
-        return "dense", _items(dense_hits)
+        return _explained(
+            rt, q, Recalled("dense", _items(dense_hits, explain)), explain, f"{said}, {DENSE_AT_LEAST} needed"
+        )
     # hybrid order, not BM25's: with the z-score fusion hybrid search recalled more evidence than the
     # BM25-ranked keyword tier did (LoCoMo, bench/results/README.md, issue 18); the two-word test still gates
     keyword_hits = _current(_matching(rt.search(q, build_options(limit=RECALL_ITEMS))))
+    said += f"; {_count(len(keyword_hits), 'hit')} held {KEYWORD_TERMS} of the query's words"
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
-        return "keyword", _items(keyword_hits)
-    found = _items([*dense_hits, *keyword_hits])
+        answer = Recalled("keyword", _items(keyword_hits, explain))
+        return _explained(rt, q, answer, explain, f"{said}, {KEYWORD_AT_LEAST} needed", floor)
+    found = _items([*dense_hits, *keyword_hits], explain)
     found = [item for n, item in enumerate(found) if item not in found[:n]]
     shown = {(item["path"], item["start_line"]) for item in found}
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded
              and (e.path, e.start_line) not in shown]  # fmt: skip
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
     tier = "dense" if dense_hits else "keyword" if keyword_hits else "recent"  # `recent`: nothing relevant found
-    return tier, found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                           "text": clip(e.fact, VALUE_CHARS)} for e in newest]  # fmt: skip
+    items = found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                      "text": clip(e.fact, VALUE_CHARS), **({"found_by": "newest daily"} if explain else {})}
+                     for e in newest]  # fmt: skip
+    filled = f"too few to answer: {_count(len(found), 'hit')}, then the newest daily entries"
+    return _explained(rt, q, Recalled(tier, items), explain, f"{said}; {filled}", floor)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _not_given(hit: Hit, floor: Any) -> str:
+    if hit.about.get("superseded"):
+        return "superseded: its correction is given instead"
+    cosine = hit.scores.get("vector")
+    if isinstance(floor, float) and cosine is not None and cosine < floor:
+        return f"below the relevance floor (cosine {cosine:.3f} < {floor:.3f})"
+    return "ranked below the items given"
+
+
+def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: str, floor: Any = None) -> Recalled:
+    """With `explain`, the answer with its reason and the hits of a search without the floor that it
+    does not give, each with why: superseded (its correction is given instead), or not relevant enough."""
+    if not explain:
+        return answer
+    from memvault.search.options import build_options
+
+    answer.why = why
+    given = {(item["path"], item["start_line"]) for item in answer.items}
+    for hit in rt.search(q, build_options(limit=RECALL_ITEMS)).hits:
+        if (hit.path, hit.start_line) in given:
+            continue
+        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor)})
+    return answer
 
 
 def context(rt: SearchRuntime, request: Context) -> Contexted:
@@ -186,8 +249,8 @@ def context(rt: SearchRuntime, request: Context) -> Contexted:
     from memvault.verbs.recall_errors import Watched, noted
 
     watched = Watched(rt)
-    tier, items = recall(watched, request.query)
-    return Contexted(stable, items, tier, noted(rt.layout, watched.reason))
+    got = recall(watched, request.query, request.explain)
+    return Contexted(stable, got.items, got.tier, noted(rt.layout, watched.reason), got.why, got.left_out)
 
 
 def _said(line: str, said: list[str]) -> bool:
@@ -214,6 +277,7 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
     if budget < MIN_BUDGET:
         raise UsageError(f"a context budget is at least {MIN_BUDGET} characters, not {budget}")
     label = len(parts) > 1
+    left_out: list[dict[str, Any]] = [{"scope": scope, **item} for scope, p in parts for item in p.left_out]
     stable_lines: list[str] = []
     kept_stable: list[dict[str, Any]] = []
     used = 0
@@ -224,8 +288,9 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
             head = [title] if entry["section"] != section else []
             line = f"- {neutral(entry['text'])}"
             cost = sum(len(x) + 1 for x in (*head, line))
-            if used + cost > budget // 2:
-                continue  # a long one left out does not empty the block: a shorter one after it may fit
+            if used + cost > budget // 2:  # a long one left out does not empty the block: a shorter one may fit
+                left_out.append({"scope": scope, **entry, "why": "over the stable block's half of the budget"})
+                continue
             stable_lines += [*head, line]
             kept_stable.append({"scope": scope, **entry})
             section, used = entry["section"], used + cost
@@ -238,12 +303,14 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
     for scope, item in merged:
         lines = [x for x in item["text"].split("\n") if not _said(x, said)]
         if all(not x.strip() or x.lstrip().startswith("#") for x in lines):
-            continue  # the stable block says it already
+            left_out.append({"scope": scope, **item, "why": "the stable block says it already"})
+            continue
         text = "\n".join(for_agent(x) for x in lines)  # fields and `saved` comments in words
         source = f"{item['path']}#L{item['start_line']}-L{item['end_line']}"
         line = f"[{scope}:{source}] " if label else f"[{source}] "
         line += neutral(" ".join(text.split()))
         if len(line) + 1 > room:
+            left_out.append({"scope": scope, **item, "why": "over the budget"})
             continue
         recall_lines.append(line)
         kept_recall.append({"scope": scope, "source": source, **item, "text": text})
@@ -254,5 +321,20 @@ def render(parts: list[tuple[str, Contexted]], budget: int = DEFAULT_BUDGET) -> 
         text += (
             f'<memory-context tier="{tiers[0]}">\n' + "".join(x + "\n" for x in recall_lines) + "</memory-context>\n"
         )
+    explained = {"why": {scope: p.why for scope, p in parts if p.why}, "left_out": left_out}
     return {"text": text, "stable": kept_stable, "recall": kept_recall, "tier": tiers[0] if tiers else None,
-            "tiers": {scope: p.tier for scope, p in parts if p.tier}}  # fmt: skip
+            "tiers": {scope: p.tier for scope, p in parts if p.tier},
+            **(explained if any(p.why for _, p in parts) else {})}  # fmt: skip
+
+
+def stable_block(blocks: dict[str, Any]) -> str:
+    """What a host's session-start hook adds: the stable block alone (empty when it holds nothing)."""
+    return blocks["text"].split("</memory-stable>\n", 1)[0] + "</memory-stable>\n" if blocks["stable"] else ""
+
+
+def prompt_block(blocks: dict[str, Any]) -> str | None:
+    """What a host's prompt hook adds: the recall block alone (the stable block went in at session
+    start), and nothing (None) when recall found nothing relevant; the panel shows the same."""
+    if blocks["tier"] not in ("dense", "keyword") or not blocks["recall"]:
+        return None
+    return blocks["text"].split("</memory-stable>\n", 1)[-1]

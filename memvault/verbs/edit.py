@@ -23,7 +23,7 @@ class EditedEntry(Message):
 @dataclass(frozen=True)
 class Edit(Request, op="edit", reply=EditedEntry, writes=True):
     """Replace one entry (`id`: `PATH#@…`, as a search hit or `list` names it) with `text`, `key` and
-    `tags`, only if its text is still `version` (`vault.edit.entry_version`)."""
+    `tags`, only if its text is still `version` (`vault.forget.entry_version`)."""
 
     id: str
     version: str

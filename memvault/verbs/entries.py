@@ -110,9 +110,12 @@ class Forget(Request, op="forget", reply=Moved, writes=True):
     key: str | None = None
     match: str | None = None
     purge: bool = False
+    version: str | None = None  # the exact text read (`vault.forget.entry_version`): refused if changed since
 
     def check(self) -> None:
         check_selector(self.key, self.match)
+        if self.purge and self.version is not None:
+            raise UsageError("a purge takes no version: it removes what it finds, copies included")
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,7 @@ def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
 def forget(rt: EntryRuntime, request: Forget) -> Moved:
     if request.purge:
         return _purge(rt, request)
-    return _moved(rt, forget_entry(rt.layout, request.key, request.match))
+    return _moved(rt, forget_entry(rt.layout, request.key, request.match, request.version))
 
 
 def _purge(rt: EntryRuntime, request: Forget) -> Moved:

@@ -107,7 +107,8 @@ async def forget(request: Request) -> Response:
         if row is None or row["version"] != _field(form, "version"):
             return _conflict(request, form, "(forget it)")
         return page("confirm.html", **common(request, row=row))
-    done = await _write(request, form, "(forget it)", lambda vault: vault.run(Forget(_field(form, "id"))))
+    forget_it = Forget(_field(form, "id"), version=_field(form, "version"))  # refused under the lock if changed
+    done = await _write(request, form, "(forget it)", lambda vault: vault.run(forget_it))
     if isinstance(done, Response):
         return done
     return _done("/trash", f"forgot {done.path}:{done.line}; it is in the trash as {done.id}")

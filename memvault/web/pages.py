@@ -94,7 +94,7 @@ def review(request: Request) -> Response:
 
 
 def context(request: Request) -> Response:
-    from memvault.verbs.context import DEFAULT_BUDGET
+    from memvault.verbs.context import DEFAULT_BUDGET, prompt_block, stable_block
 
     prompt, scope = arg(request, "q"), arg(request, "scope", "all")
     budget_arg = arg(request, "budget", str(DEFAULT_BUDGET))
@@ -102,18 +102,21 @@ def context(request: Request) -> Response:
     blocks = None
     if "q" in request.query_params:
         try:
-            blocks = scopes_of(request).context(prompt or None, budget, scope)
+            blocks = scopes_of(request).context(prompt or None, budget, scope, explain=True)
         finally:  # a search opened the index: let go of it, or every agent's recall falls back to the notes' text
             for _, vault in scopes_of(request).read(scope):
                 vault.close_index()
+    hooked = None
+    if blocks is not None:  # what Claude Code's hooks add, by the same functions
+        hooked = {"start": stable_block(blocks), "prompt": prompt_block(blocks) if prompt else None}
     return page("context.html", **common(request, prompt=prompt, budget=budget, scope=scope, blocks=blocks,
-                                         columns=_columns(blocks)))  # fmt: skip
+                                         hooked=hooked, columns=_columns(blocks)))  # fmt: skip
 
 
 def _columns(blocks: dict[str, Any] | None) -> dict[str, list[str]]:
     """Every field the context verb gave its items, text last: shown as they come, whatever it adds."""
     out: dict[str, list[str]] = {}
-    for part in ("stable", "recall"):
+    for part in ("stable", "recall", "left_out"):
         keys = dict.fromkeys(k for item in (blocks or {}).get(part, []) for k in item if k != "text")
         out[part] = [*keys, "text"]
     return out

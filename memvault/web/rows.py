@@ -7,8 +7,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from memvault.vault.edit import editable, entry_version
+from memvault.vault.edit import editable
 from memvault.vault.entries import Entry, one_line, version_id
+from memvault.vault.forget import entry_version
 
 _FIELDS = [f.name for f in dataclasses.fields(Entry)]
 
