@@ -29,10 +29,46 @@ def env(name: str) -> str | None:
     return os.environ.get(name) or None
 
 
-def vault_root(arg: str | os.PathLike[str] | None = None) -> str:
-    """`--vault`, else `$MEMVAULT_VAULT`, else `./memory`, absolute and resolved: the order users expect
+def vault_root(arg: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
+    """`--vault`, else `$MEMVAULT_VAULT`, else the project's vault found from `start` (the working
+    directory; a hook's payload names its session's), absolute and resolved: the order users expect
     from CLI tools."""
-    return os.path.realpath(os.path.expanduser(arg or env(ENV_VAR) or DEFAULT_VAULT))
+    chosen = arg or env(ENV_VAR)
+    if chosen:
+        return os.path.realpath(os.path.expanduser(chosen))
+    return project_vault(start or os.getcwd())
+
+
+def project_vault(start: str) -> str:
+    """The project vault of a folder, found the way git finds its repository, so one install serves
+    every project and a command run in a subfolder reads its project's memory: the first of
+    `START/memory`, `REPO/memory` (the repository `start` is in) and, in a worktree, `MAIN/memory` (its
+    main repository's) that is a vault. A worktree whose branch carries its own `memory/` reads that
+    one (its branch's), else the main checkout's. None is a vault: `REPO/memory`, where `init` makes it."""
+    here = os.path.realpath(start)
+    repo = repository_root(here)
+    candidates = [os.path.join(folder, DEFAULT_VAULT) for folder in (here, repo, main_repository_root(repo))]
+    return next((c for c in candidates if is_vault_root(c)), candidates[1])
+
+
+def main_repository_root(repo: str) -> str:
+    """For a git worktree (its `.git` a file naming `.git/worktrees/NAME` of the main repository), the
+    main repository's folder; `repo` itself otherwise (a submodule's `.git/modules/NAME` has no
+    `commondir`, so it stays itself)."""
+    try:
+        with open(os.path.join(repo, ".git"), encoding="utf-8") as fh:
+            line = fh.readline().strip()
+    except OSError:  # a folder (the main checkout), or no repository at all
+        return repo
+    if not line.startswith("gitdir:"):
+        return repo
+    gitdir = os.path.join(repo, line.removeprefix("gitdir:").strip())
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.realpath(os.path.join(gitdir, fh.readline().strip()))
+    except OSError:
+        return repo
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else repo
 
 
 def user_root() -> str:

@@ -45,7 +45,9 @@ def _columns() -> int:
 def common_options() -> argparse.ArgumentParser:
     """The options every command takes, before or after its name."""
     common = argparse.ArgumentParser(add_help=False, formatter_class=Formatter)
-    common.add_argument("--vault", default=argparse.SUPPRESS, help="vault folder (else $MEMVAULT_VAULT, else ./memory)")
+    common.add_argument("--vault", default=argparse.SUPPRESS,
+                        help="vault folder (else $MEMVAULT_VAULT, else the project's memory/: here, at the git "
+                        "root, or at a worktree's main repository)")  # fmt: skip
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return common
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from memvault.api import Vault
 from memvault.cli.common import Add, vault_there
 from memvault.vault.errors import UsageError
-from memvault.vault.places import repository_root
+from memvault.vault.paths import Layout
+from memvault.vault.places import ENV_VAR, env, repository_root, user_root
 
 if TYPE_CHECKING:
     from memvault.hooks.settings import Changed
@@ -24,11 +25,18 @@ HOOK_FAILED = 1  # Claude Code shows a hook's stderr and goes on; 2 would block 
 def cmd_hook(args: argparse.Namespace, vault: Vault) -> int:
     """Never in the agent's way: whatever goes wrong is one line on stderr and exit 1, which the host
     shows and passes by (a memvault usage error's exit 2 would block the prompt)."""
-    from memvault.hooks.claude_code import handle, payload_of
+    from memvault.hooks.claude_code import handle, payload_of, session_root
     from memvault.verbs.context import DEFAULT_BUDGET
 
     try:
-        answer = handle(_existing(vault), payload_of(sys.stdin.read()), args.budget or DEFAULT_BUDGET)
+        payload = payload_of(sys.stdin.read())
+        if getattr(args, "vault", None) or env(ENV_VAR):  # a vault named: that one, whatever the session's folder
+            answer = handle(_existing(vault), payload, args.budget or DEFAULT_BUDGET)
+        elif (root := session_root(payload)) is None:
+            answer = None  # no vault for this session's project, and nothing to read: nothing is made
+        else:
+            with Vault(root) as followed:
+                answer = handle(followed, payload, args.budget or DEFAULT_BUDGET)
     except Exception as exc:  # a hook must not fail the host's turn, whatever went wrong
         print(f"memvault: hook: {exc}", file=sys.stderr)
         return HOOK_FAILED
@@ -46,21 +54,25 @@ def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.hooks import settings
     from memvault.hooks.mcp_config import mcp_config
 
+    # no vault named: the hooks and the MCP server follow each session's project (`vault_root` from its
+    # folder), and what install did is kept in the user vault's state
+    follow = not (getattr(args, "vault", None) or env(ENV_VAR))
     if args.action == "mcp-config":
-        sys.stdout.write(mcp_config(_existing(vault).layout, args.host))
+        sys.stdout.write(mcp_config(None if follow else _existing(vault).layout, args.host))
         return 0
     if args.host != settings.HOST:
         raise UsageError(f"{args.host!r}: hooks are for claude-code (use `hooks mcp-config {args.host}` for MCP)")
     path = settings.settings_path(Path(repository_root(os.getcwd())) if args.project else None, args.settings)
+    layout = Layout(Path(user_root())) if follow else vault.layout
     if args.action == "install":
-        done = settings.install(_existing(vault).layout, path, args.budget)
+        done = settings.install(layout if follow else _existing(vault).layout, path, args.budget, follow)
         if not (done.added or done.updated):
             print(f"already installed in {path}")
             return 0
         did = " and ".join(f"{what} {n} hooks" for what, n in (("added", done.added), ("updated", done.updated)) if n)
         print(f"{did} {'to' if done.added else 'in'} {path}{_kept(done)}")
         return 0
-    done = settings.uninstall(vault.layout, path)
+    done = settings.uninstall(layout, path, follow)
     if not (done.removed or done.restored):
         print(f"no memvault hooks in {path}")
         return 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,6 +153,24 @@ def _report(path: str, transcript: Transcript) -> None:
     if transcript.skipped_lines:
         log.warning(f"{path}: {transcript.skipped_lines} lines of the transcript passed over (not JSON, nested "
                     f"too deeply, or over {MAX_LINE_BYTES >> 20} MiB)")  # fmt: skip
+
+
+READS = ("SessionStart", "UserPromptSubmit")  # the events that only read memory; the others write it
+
+
+def session_root(payload: dict[str, Any]) -> str | None:
+    """The vault a hook installed without `--vault` serves: the project vault of the session's folder
+    (the payload's `cwd`, else `$CLAUDE_PROJECT_DIR`, else the hook's own), found as `vault_root` finds
+    it; where the project has none, the user's vault for the events that read (its memory still
+    helps), and None for those that write: a session in a project without a vault creates nothing."""
+    from memvault.vault.places import is_vault_root, project_vault, user_root
+
+    cwd = payload.get("cwd")
+    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.environ.get("CLAUDE_PROJECT_DIR") or None
+    root = project_vault(start if start and os.path.isdir(start) else os.getcwd())
+    if is_vault_root(root):
+        return root
+    return user_root() if payload["hook_event_name"] in READS and is_vault_root(user_root()) else None
 
 
 def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any] | None:

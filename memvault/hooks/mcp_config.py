@@ -1,5 +1,5 @@
-"""The MCP set-up for each host, to paste: this installation's memvault and the vault by absolute
-path, so the server finds the same vault whatever folder the host starts it in."""
+"""The MCP set-up for each host, to paste: this installation's memvault, and the vault by absolute path
+when one was named (the same vault whatever folder the host starts it in), else none: each project's."""
 
 from __future__ import annotations
 
@@ -20,11 +20,14 @@ def memvault_program() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "memvault.cli"]
 
 
-def server_command(layout: Layout) -> list[str]:
-    return [*memvault_program(), "--vault", str(layout.root.resolve()), "mcp"]
+def server_command(layout: Layout | None) -> list[str]:
+    """This vault by absolute path, or (`layout` None) none: the server then serves the project vault of
+    the folder the host starts it in (Claude Code and Codex start it in the session's project)."""
+    vault = ["--vault", str(layout.root.resolve())] if layout is not None else []
+    return [*memvault_program(), *vault, "mcp"]
 
 
-def mcp_config(layout: Layout, host: str) -> str:
+def mcp_config(layout: Layout | None, host: str) -> str:
     command, *args = server_command(layout)
     if host == "claude-code":  # `claude mcp add NAME -- COMMAND ARGS...`; --scope user for every project
         return f"claude mcp add --scope user memvault -- {shlex.join([command, *args])}\n"

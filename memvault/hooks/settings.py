@@ -81,10 +81,24 @@ def settings_path(project: Path | None = None, explicit: Path | None = None) -> 
     return Path.home() / ".claude" / "settings.json"
 
 
-def hook_command(layout: Layout, budget: int | None = None) -> str:
-    """The command Claude Code runs: this installation's memvault, this vault by its absolute path."""
+def hook_command(layout: Layout | None, budget: int | None = None) -> str:
+    """The command Claude Code runs: this installation's memvault, and this vault by its absolute path,
+    or (`layout` None) no vault: each session's project vault, found from its folder (`session_root`)."""
     budget_args = ["--budget", str(budget)] if budget is not None else []
-    return shlex.join([*memvault_program(), "--vault", str(layout.root.resolve()), "hook", HOST, *budget_args])
+    vault = ["--vault", str(layout.root.resolve())] if layout is not None else []
+    return shlex.join([*memvault_program(), *vault, "hook", HOST, *budget_args])
+
+
+def _follows(command: str) -> bool:
+    """A memvault hook that names no vault (any installation's, any `--budget`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    at = next((i for i in range(len(words) - 1) if words[i : i + 2] == ["hook", HOST]), None)
+    program = words[:at] if at is not None else []
+    named = program[-1:] == ["memvault"] or program[-1:] == ["memvault.cli"] or program[-1].endswith("/memvault")
+    return at is not None and bool(program) and named and "--vault" not in words
 
 
 def _read(path: Path) -> _Settings:
@@ -128,9 +142,12 @@ def _texts(groups: Value | None) -> list[str | None]:
     return [c.text for *_, c in _entries(groups)] if groups is not None else []
 
 
-def _ours(layout: Layout, recorded: dict[str, Any]) -> Ours:
+def _ours(layout: Layout, recorded: dict[str, Any], follow: bool = False) -> Ours:
     """Whether a command is this vault's hook: the one install wrote, or any naming this vault (an
-    earlier install's, with another `--budget` or from another installation of memvault)."""
+    earlier install's, with another `--budget` or from another installation of memvault); following
+    the project (`follow`), any memvault hook naming no vault."""
+    if follow:
+        return lambda command: command is not None and (command == recorded.get("command") or _follows(command))
     exact = {c for c in (recorded.get("command"), hook_command(layout)) if c}
     vault = shlex.join(["--vault", str(layout.root.resolve()), "hook", HOST])
     return lambda command: command is not None and (command in exact or vault in command)
@@ -262,12 +279,14 @@ def _record(layout: Layout, key: str, entry: dict[str, Any] | None) -> None:
         raise UsageError(f"{layout.state_dir / _STATE}: cannot write it ({exc.strerror or exc})") from None
 
 
-def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
+def install(layout: Layout, path: Path, budget: int | None = None, follow: bool = False) -> Changed:
+    """Add the hooks for `layout`'s vault, or (`follow`) for each session's project vault; what install
+    did is recorded in `layout`'s state (the user vault's, when following)."""
     found = _read(path)
-    command = hook_command(layout, budget)
+    command = hook_command(None if follow else layout, budget)
     key = str(found.target)
     recorded = read_state(layout, _STATE).get(key, {})
-    ours = _ours(layout, recorded)
+    ours = _ours(layout, recorded, follow)
     hooks = found.hooks()
     had_ours = hooks is not None and any(ours(c.text) for g in hooks.items for *_, c in _entries(g))
     splices, added, updated = _install_splices(found, command, ours)
@@ -286,11 +305,11 @@ def install(layout: Layout, path: Path, budget: int | None = None) -> Changed:
     return Changed(path, added=added, updated=updated, kept=kept)
 
 
-def uninstall(layout: Layout, path: Path) -> Changed:
+def uninstall(layout: Layout, path: Path, follow: bool = False) -> Changed:
     found = _read(path)
     key = str(found.target)
     recorded = read_state(layout, _STATE).get(key, {})
-    ours = _ours(layout, recorded)
+    ours = _ours(layout, recorded, follow)
     splices, removed = _uninstall_splices(found, ours)
     restored = "before" in recorded and recorded.get("after") == _sha(found.data)
     kept = None
