@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Any
 
@@ -50,7 +51,19 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
 def cmd_mcp(args: argparse.Namespace, vault: Vault) -> int:
     from memvault.mcp.server import serve
 
-    serve(vault, args.daemon_idle)
+    if not args.http:
+        serve(vault, args.daemon_idle)
+        return 0
+    from memvault.mcp.http import token
+
+    token()  # refused in one line before any daemon starts
+
+    def ready(url: str) -> None:
+        print(f"memvault MCP for {vault.root}: {url} (Authorization: Bearer $MEMVAULT_MCP_TOKEN)", flush=True)
+
+    # Uvicorn stops on SIGTERM, then raises it again: under this handler the daemon holds are let go
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    serve(vault, args.daemon_idle, (args.host, args.port), ready)
     return 0
 
 
@@ -140,7 +153,13 @@ def _said(value: Any, time: bool = False, seconds: bool = False) -> str:
 
 
 def add_commands(add: Add) -> None:
-    mcp = add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio); starts the daemon when none runs")
+    mcp = add("mcp", cmd_mcp, "serve the vault to an agent over MCP (stdio, or --http); starts the daemon when "
+              "none runs")  # fmt: skip
+    mcp.add_argument("--http", action="store_true",
+                     help="streamable HTTP at http://HOST:PORT/mcp instead of stdio; every request needs "
+                     "Authorization: Bearer $MEMVAULT_MCP_TOKEN")  # fmt: skip
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="with --http: the port (default 8765; 0: any free one)")
     mcp.add_argument("--daemon-idle", type=float, default=DAEMON_IDLE_S, metavar="SECONDS",
                      help="a daemon this session starts stops this long after no session holds it and no "
                           "request came (default %(default)g)")  # fmt: skip

@@ -72,10 +72,12 @@ def compact(tool: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def serve(vault: Vault, idle_exit: float) -> None:
-    """Serve stdio, each vault's daemon held for the session: one it starts (none ran) stops with the
-    session when no other client holds it, and else `idle_exit` seconds after the last one let go and
-    no request came, so a session killed before its end leaves no daemon behind either."""
+def serve(vault: Vault, idle_exit: float, http: tuple[str, int] | None = None,
+          ready: Callable[[str], None] = print) -> None:  # fmt: skip
+    """Serve stdio, or streamable HTTP at `http` (host, port; `memvault.mcp.http`), each vault's daemon
+    held for the session: one it starts (none ran) stops with the session when no other client holds
+    it, and else `idle_exit` seconds after the last one let go and no request came, so a session killed
+    before its end leaves no daemon behind either."""
     from memvault.daemon.client import hold, holders
 
     started: list[Vault] = []
@@ -91,7 +93,12 @@ def serve(vault: Vault, idle_exit: float) -> None:
             if (conn := hold(each.layout)) is not None:
                 held.append((each, conn))
         try:
-            build_server(vault).run("stdio")
+            if http is None:
+                build_server(vault).run("stdio")
+            else:
+                from memvault.mcp.http import serve_http
+
+                serve_http(build_server(vault), *http, ready)
         finally:
             for each, conn in held:
                 alone = holders(each.layout) <= 1
