@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.hooks.settings import EVENTS
 from memvault.vault.places import main_repository_root, project_vault
 from tests.conftest import run_main
 from tests.reliability.conftest import HASH_ENV
@@ -103,7 +104,7 @@ def test_install_without_a_vault_writes_the_following_command_and_uninstall_rest
     assert done.returncode == 0, done.stderr
     commands = [h["command"] for groups in json.loads(settings.read_text())["hooks"].values() for g in groups
                 for h in g["hooks"]]  # fmt: skip
-    assert len(commands) == 4 and all("--vault" not in shlex.split(c) for c in commands)  # no path pinned
+    assert len(commands) == len(EVENTS) and all("--vault" not in shlex.split(c) for c in commands)  # no path pinned
     assert _cli("hooks", "install", "claude-code", *args, cwd=repo).stdout.startswith("already installed")
     gone = _cli("hooks", "uninstall", "claude-code", *args, cwd=repo)
     assert gone.returncode == 0 and settings.read_bytes() == before, gone.stdout

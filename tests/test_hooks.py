@@ -65,13 +65,13 @@ def test_install_merges_with_the_settings_and_uninstall_leaves_them_byte_identic
     original = json.dumps(THEIRS, indent=4) + "\n"  # not the indentation memvault writes
     settings.write_text(original, encoding="utf-8")
     done = cli("hooks", "install", "claude-code", "--settings", str(settings))
-    assert done.returncode == 0 and done.stdout.startswith("added 4 hooks"), done
+    assert done.returncode == 0 and done.stdout.startswith("added 5 hooks"), done
     merged = json.loads(settings.read_text(encoding="utf-8"))
     assert merged["permissions"] == THEIRS["permissions"]
     assert merged["hooks"]["PreToolUse"] == THEIRS["hooks"]["PreToolUse"]
     assert merged["hooks"]["SessionStart"][0] == THEIRS["hooks"]["SessionStart"][0]  # theirs first, still there
     ours = {event: groups[-1]["hooks"][0] for event, groups in merged["hooks"].items() if event != "PreToolUse"}
-    assert set(ours) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
+    assert set(ours) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
     words = shlex.split(ours["UserPromptSubmit"]["command"])
     assert words[1:] == ["--vault", str(layout.root), "hook", "claude-code"] and Path(words[0]).is_absolute()
     assert all(h["type"] == "command" and h["timeout"] > 0 for h in ours.values())
@@ -100,7 +100,7 @@ def test_uninstall_after_the_file_changed_takes_out_only_memvaults_hooks(layout,
     edited["model"] = "opus"  # the person changed something since
     settings.write_text(json.dumps(edited), encoding="utf-8")
     gone = cli("hooks", "uninstall", "claude-code", "--settings", str(settings))
-    assert gone.returncode == 0 and gone.stdout.startswith("removed 4 hooks"), gone
+    assert gone.returncode == 0 and gone.stdout.startswith("removed 5 hooks"), gone
     assert json.loads(settings.read_text(encoding="utf-8")) == {**THEIRS, "model": "opus"}
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", encoding="utf-8")
@@ -149,7 +149,9 @@ def test_a_recorded_claude_code_session_goes_through_the_hooks(layout, cli, cli_
     ended = _hook(cli, _payload("SessionEnd", _transcript(transcript, more=True), reason="prompt_input_exit"))
     assert ended.returncode == 0, ended.stderr
     summaries = [line for line in today.read_text(encoding="utf-8").splitlines() if "Conversation: " in line]
-    assert len(summaries) == 2 and "2 messages, 1 from the user" in summaries[1]  # only what came after
+    # the session's one summary, replaced in place: the whole session, the new messages read once
+    assert len(summaries) == 1 and "6 messages, 3 from the user" in summaries[0], summaries
+    assert "Bye!" in today.read_text(encoding="utf-8")  # the last message, in the summary's last five
     assert "seen 2x" not in cli("review").stdout  # nothing extracted twice
     # the daemon stays for other sessions and stops itself once idle
     stayed = json.loads(cli("daemon", "status", "--json", env=HASH_ENV).stdout)

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from memvault.hooks.settings import EVENTS
 from tests.reliability.conftest import run_cli
 from tests.test_hooks import SESSION, THEIRS, _hook, _line, _payload, _transcript
 
@@ -69,11 +70,11 @@ def test_install_again_with_another_budget_updates_memvaults_hooks_in_place(layo
     settings.write_text(json.dumps(THEIRS, indent=2) + "\n", encoding="utf-8")
     assert _install(cli, settings).returncode == 0
     again = _install(cli, settings, "--budget", "900")
-    assert again.returncode == 0 and again.stdout.startswith("updated 4 hooks"), again
+    assert again.returncode == 0 and again.stdout.startswith("updated 5 hooks"), again
     ours = [c for c in _commands(settings) if str(layout.root) in c]
-    assert len(ours) == 4 and all(c.endswith("--budget 900") for c in ours)  # one set, not two
+    assert len(ours) == len(EVENTS) and all(c.endswith("--budget 900") for c in ours)  # one set, not two
     gone = _uninstall(cli, settings)
-    assert gone.returncode == 0 and gone.stdout.startswith("removed 4 hooks"), gone
+    assert gone.returncode == 0 and gone.stdout.startswith("removed 5 hooks"), gone
     assert settings.read_text(encoding="utf-8") == json.dumps(THEIRS, indent=2) + "\n"
 
 
@@ -88,11 +89,11 @@ def test_install_writes_through_a_symlinked_settings_file_and_keeps_the_link(lay
     link.symlink_to(real)
     assert _install(cli, link).returncode == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert sum(str(layout.root) in c for c in _commands(real)) == 4  # written in the link's target
+    assert sum(str(layout.root) in c for c in _commands(real)) == len(EVENTS)  # written in the link's target
     assert [p.name for p in link.parent.iterdir()] == ["settings.json"]  # no temp file left beside the link
     real.write_text(real.read_text(encoding="utf-8").replace('"Bash(npm test)"', '"Bash(npm run)"'), "utf-8")
     gone = _uninstall(cli, link)
-    assert gone.returncode == 0 and gone.stdout.startswith("removed 4 hooks"), gone
+    assert gone.returncode == 0 and gone.stdout.startswith("removed 5 hooks"), gone
     assert link.is_symlink() and real.read_text(encoding="utf-8") == original.replace("npm test", "npm run")
 
 
@@ -107,7 +108,7 @@ def test_values_memvault_does_not_touch_keep_their_text(layout, cli, tmp_path):
     edited = installed.replace('"model": "sonnet"', '"model": "opus"')  # the person edits: not as install left it
     settings.write_text(edited, encoding="utf-8")
     gone = _uninstall(cli, settings)
-    assert gone.returncode == 0 and gone.stdout.startswith("removed 4 hooks"), gone
+    assert gone.returncode == 0 and gone.stdout.startswith("removed 5 hooks"), gone
     assert settings.read_text(encoding="utf-8") == ORIGINAL.replace('"model": "sonnet"', '"model": "opus"')
 
 
@@ -189,7 +190,8 @@ def test_a_huge_transcript_is_read_from_its_last_window(layout, cli, tmp_path):
     ended = _hook(cli, _payload("SessionEnd", transcript, reason="other"))
     assert ended.returncode == 0 and ended.stderr == "", ended
     summaries = [line for line in today.read_text(encoding="utf-8").splitlines() if "Conversation: " in line]
-    assert len(summaries) == 2 and "1 messages, 1 from the user" in summaries[1], summaries
+    assert len(summaries) == 1 and "3 messages, 2 from the user" in summaries[0], summaries  # one, replaced
+    assert "One more thing before I go." in today.read_text(encoding="utf-8")
 
 
 def test_extract_splits_json_lines_on_newlines_only(layout, cli, tmp_path):
@@ -204,3 +206,27 @@ def test_extract_splits_json_lines_on_newlines_only(layout, cli, tmp_path):
     deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     refused = cli("extract", str(deep))
     assert refused.returncode == 2 and _one_line(refused.stderr) and str(deep) in refused.stderr, refused
+
+
+def test_each_turn_is_captured_at_stop_into_the_sessions_one_summary(layout, cli, tmp_path):
+    """Issue 47: `Stop` (run in the background) extracts each turn as it ends, so a session killed
+    mid-way keeps what it said; the session keeps one summary in the day's note, replaced in place."""
+    assert cli("init", "--lang", "en").returncode == 0
+    transcript = tmp_path / "session.jsonl"
+    said = [_line("user", "We decided to ship on Tuesdays from now on."), _line("assistant", "Noted.")]
+    transcript.write_text("\n".join(said) + "\n")
+    first = _hook(cli, _payload("Stop", transcript, stop_hook_active=False))
+    assert first.returncode == 0 and first.stdout == "", first
+    today = layout.daily_note(dt.date.today())
+    with transcript.open("a", encoding="utf-8") as fh:
+        fh.write(_line("user", "I prefer squash merges for feature branches.") + "\n")
+        fh.write(_line("assistant", "Squash merges it is.") + "\n")
+    assert _hook(cli, _payload("Stop", transcript, stop_hook_active=False)).returncode == 0
+    note = today.read_text(encoding="utf-8")
+    summaries = [line for line in note.splitlines() if "Conversation: " in line]
+    assert len(summaries) == 1 and "4 messages, 2 from the user" in summaries[0], summaries
+    assert "ship on Tuesdays from now on" in note and "Squash merges it is." in note  # first and last kept
+    review = cli("review").stdout
+    assert "ship on Tuesdays" in review and "squash merges" in review and "seen 2x" not in review  # each once
+    ended = _hook(cli, _payload("SessionEnd", transcript, reason="exit"))  # nothing new: nothing written
+    assert ended.returncode == 0 and today.read_text(encoding="utf-8") == note

@@ -206,12 +206,41 @@ def _quote(message: Message) -> tuple[str | None, str | None]:
 
 
 @dataclass(frozen=True)
+class Digest:
+    """What a summary keeps of a conversation read in parts (a session captured turn by turn): the
+    counts, and the first message and the last `LAST` after it as the summary quotes them (None: left
+    out by the guards), so a later part's summary covers the whole conversation without its text."""
+
+    messages: int = 0
+    users: int = 0
+    assistants: int = 0
+    first: str | None = None
+    last: tuple[str | None, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messages": self.messages, "users": self.users, "assistants": self.assistants, "first": self.first,
+                "last": list(self.last)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Any) -> Digest:
+        """A digest as a reply or the hooks' state kept it; anything else is none (the summary then
+        covers what it is given)."""
+        try:
+            last = tuple(x if isinstance(x, str) else None for x in data["last"])[-LAST:]
+            first = data["first"] if isinstance(data["first"], str) else None
+            return cls(int(data["messages"]), int(data["users"]), int(data["assistants"]), first, last)
+        except (TypeError, KeyError, ValueError):
+            return cls()
+
+
+@dataclass(frozen=True)
 class Summary:
-    """The entry for the day's note, and what was left out of it and why."""
+    """The entry for the day's note, what was left out of it and why, and the digest to go on from."""
 
     text: str
     left_out: list[str]
     cut: int  # messages shortened to `QUOTE_CHARS`
+    digest: Digest = Digest()
 
 
 SUMMARY_HEAD = "Conversation: "
@@ -236,22 +265,32 @@ def conversation_summaries(layout: Layout, count: int, notes: int | None = None)
     return found[:count]
 
 
-def summarise(messages: list[Message], title: str | None = None) -> Summary:
+def summarise(messages: list[Message], title: str | None = None, earlier: Digest | None = None) -> Summary:
     """The first message and the last five, each shortened, with the counts: enough to find the
-    conversation again and see where it ended, not a transcript. A `title` goes first, in quotes."""
-    users = sum(m.role == "user" for m in messages)
-    named = f"“{clip(' '.join(title.split()), QUOTE_CHARS)}”, " if title and title.strip() else ""
-    head = (f"{SUMMARY_HEAD}{named}{len(messages)} messages, {users} from the user, "
-            f"{sum(m.role == 'assistant' for m in messages)} from the assistant")  # fmt: skip
-    shown = [messages[0], *messages[max(1, len(messages) - LAST) :]]
-    lines, left_out, cut = [head], [], 0
-    for n, message in enumerate(shown):
-        if n == 1 and len(messages) > LAST + 1:
-            lines.append(f"… {len(messages) - LAST - 1} more …")
-        quoted, why = _quote(message)
+    conversation again and see where it ended, not a transcript. A `title` goes first, in quotes.
+    With `earlier` (the digest of the conversation's parts summarised before), of the whole so far."""
+    before = earlier or Digest()
+    left_out: list[str] = []
+    cut = 0
+
+    def quoted(message: Message) -> str | None:
+        nonlocal cut
+        line, why = _quote(message)
         cut += len(" ".join(message.content.split())) > QUOTE_CHARS
-        if quoted:
-            lines.append(quoted)
-        elif why:
+        if line is None and why:
             left_out.append(f"a {message.role} message left out: {why}")
-    return Summary("\n".join(lines), left_out, cut)
+        return line
+
+    first = before.first if before.messages else quoted(messages[0]) if messages else None
+    after_first = messages if before.messages else messages[1:]
+    last = (*before.last, *(quoted(m) for m in after_first[-LAST:]))[-LAST:]
+    digest = Digest(before.messages + len(messages), before.users + sum(m.role == "user" for m in messages),
+                    before.assistants + sum(m.role == "assistant" for m in messages), first, last)  # fmt: skip
+    named = f"“{clip(' '.join(title.split()), QUOTE_CHARS)}”, " if title and title.strip() else ""
+    lines = [f"{SUMMARY_HEAD}{named}{digest.messages} messages, {digest.users} from the user, "
+             f"{digest.assistants} from the assistant"]  # fmt: skip
+    lines += [first] if first else []
+    if digest.messages > LAST + 1:
+        lines.append(f"… {digest.messages - LAST - 1} more …")
+    lines += [line for line in last[max(0, len(last) - (digest.messages - 1)) :] if line]
+    return Summary("\n".join(lines), left_out, cut, digest)

@@ -130,13 +130,17 @@ def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] 
     messages = transcript.messages
     new = messages[counted:] if isinstance(counted, int) and 0 <= counted <= len(messages) else messages
     title = transcript.title or progress.get("title")
-    if new:
-        conversation_id = session if session != "unknown" else None
-        vault.run(Extract(json.dumps(new, ensure_ascii=False), path, title, conversation_id))
+    digest = progress.get("digest")
+    if new:  # the session's one summary of the day, replaced by each part's, covering the parts before
+        conversation_id, key = (session, f"conversation-{session}") if session != "unknown" else (None, None)
+        done_part = vault.run(Extract(json.dumps(new, ensure_ascii=False), path, title, conversation_id, key,
+                                      digest if isinstance(digest, dict) and key else None))  # fmt: skip
+        digest = done_part.digest
     sessions = _sessions(vault)
     done = _progress(sessions, session)
     done.pop("extracted", None)
-    done.update({"offset": transcript.end, **({"title": title} if isinstance(title, str) else {})})
+    done.update({"offset": transcript.end, **({"title": title} if isinstance(title, str) else {}),
+                 **({"digest": digest} if isinstance(digest, dict) else {})})  # fmt: skip
     sessions[session] = done
     _save_sessions(vault, sessions)
     return None
@@ -180,7 +184,7 @@ def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any]
         return session_start(vault, payload, budget)
     if event == "UserPromptSubmit":
         return prompt_submit(vault, payload, budget)
-    if event == "PreCompact":
+    if event in ("Stop", "PreCompact"):  # each turn as it ends (a session killed keeps what it said)
         return extract_transcript(vault, payload)
     if event == "SessionEnd":  # the daemons stay for other sessions; idle, they stop themselves
         return extract_transcript(vault, payload)

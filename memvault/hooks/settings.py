@@ -36,7 +36,9 @@ from memvault.vault.regular import read_regular
 
 # event -> seconds Claude Code waits for the hook: the prompt ones stay short (a daemon answers in
 # a fraction of a second, a cold search in about 4 s), the transcript ones may run `extract`
-EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "PreCompact": 120, "SessionEnd": 120}
+EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "Stop": 120, "PreCompact": 120, "SessionEnd": 120}
+# captured in the background: the host goes on while the transcript's new messages are extracted
+ASYNC = ("Stop", "PreCompact")
 HOST = "claude-code"
 _STATE = "hooks-installed.json"
 Ours = Callable[[str | None], bool]  # whether a hook's command is this vault's
@@ -155,7 +157,8 @@ def _ours(layout: Layout, recorded: dict[str, Any], follow: bool = False) -> Our
 
 def _install_splices(found: _Settings, command: str, ours: Ours) -> tuple[list[Splice], int, int]:
     def group(event: str) -> dict[str, Any]:
-        return {"hooks": [{"type": "command", "command": command, "timeout": EVENTS[event]}]}
+        hook = {"type": "command", "command": command, "timeout": EVENTS[event]}
+        return {"hooks": [{**hook, "async": True} if event in ASYNC else hook]}
 
     hooks = found.hooks()
     if hooks is None:

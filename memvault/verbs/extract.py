@@ -8,7 +8,7 @@ from typing import Any
 
 from memvault import llm
 from memvault.protocol import Message, Request, arg
-from memvault.vault.conversation import parse_conversation, summarise
+from memvault.vault.conversation import Digest, parse_conversation, summarise
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.guards import check_entry, check_field_value
@@ -31,6 +31,7 @@ class Extracted(Message):
     proposals: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
     indexed: bool = False
+    digest: dict[str, Any] | None = None  # what the next part of the conversation goes on from (`earlier`)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,11 @@ class Extract(Request, op="extract", reply=Extracted, writes=True, timeout=120.0
     name: str = "conversation"
     title: str | None = None
     conversation_id: str | None = None
+    # a conversation captured in parts (the hooks, turn by turn): its summary is one entry of the day's
+    # note, named by `key` and replaced by each part's, and covers the parts before by their `digest`
+    # (`earlier`, as the previous part's reply gave it); proposals come from this part's messages alone
+    key: str | None = None
+    earlier: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,11 +119,11 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     messages = parse_conversation(request.conversation, request.name)
     fields = (("conversation", check_field_value("conversation id", request.conversation_id)),) \
         if request.conversation_id is not None else ()  # fmt: skip
-    summary = summarise(messages, request.title)
+    summary = summarise(messages, request.title, Digest.from_json(request.earlier) if request.earlier else None)
     warnings = list(summary.left_out)
     if summary.cut:
         warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
-    saved = append_daily(rt.layout, summary.text, section="conversation", fields=fields)
+    saved = append_daily(rt.layout, summary.text, section="conversation", key=request.key, fields=fields)
     candidates = find_candidates([m.content for m in messages if m.role == "user"])
     if llm.configured():
         try:
@@ -129,7 +135,8 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
         warnings.append(f"{proposed.left_out} more statements not proposed: one extraction adds at most {MAX_NEW} "
                         "new proposals to the review queue, the most repeated first")  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written([rel]))
+    return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written([rel]),
+                     summary.digest.to_json())  # fmt: skip
 
 
 def review_queue(rt: WriteRuntime, request: Review) -> Proposals:
