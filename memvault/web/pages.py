@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memvault.scopes import READ_SCOPES, Scopes
-from memvault.vault.errors import MemvaultError
 from memvault.web.render import page
 from memvault.web.rows import named, narrowed, paged
 
@@ -124,25 +123,19 @@ def _columns(blocks: dict[str, Any] | None) -> dict[str, list[str]]:
 
 def days(request: Request) -> Response:
     from memvault.verbs.days import Catalog, Recent
+    from memvault.web.calendar import WEEKDAYS, months
 
-    scope = arg(request, "scope", "project")
-    year = arg(request, "year")
+    scope, year = arg(request, "scope", "project"), arg(request, "year")
     name, vault = scopes_of(request).read(scope)[0]
     catalog = vault.run(Catalog(int(year) if year.isdigit() else None))
     listed = scopes_of(request).entries(scope=name)
     per_day = Counter(r["date"] for r in listed.entries if r["path"].startswith("daily/") and r["date"])
-    months: dict[str, list[dict[str, Any]]] = {}
-    for rows in catalog.years.values():
-        for day in rows:
-            months.setdefault(day["date"][:7], []).append({**day, "entries": per_day.get(day["date"], 0)})
-    for day_name, count in per_day.items():  # a day with entries but not in the catalog (no summary yet)
-        days_of = months.setdefault(day_name[:7], [])
-        if not any(d["date"] == day_name for d in days_of):
-            days_of.append({"date": day_name, "summary": "", "entries": count})
-    ordered = {m: sorted(d, key=lambda x: x["date"], reverse=True) for m, d in sorted(months.items(), reverse=True)}
+    noted = {day["date"]: day["summary"] for rows in catalog.years.values() for day in rows}  # every day with a note
+    today = dt.date.today()
+    shown = months(noted, per_day, today, int(year) if year.isdigit() else None)
     recent = vault.run(Recent(7)).days
-    return page("days.html", **common(request, months=ordered, recent=recent, scope=name,
-                                      today=dt.date.today().isoformat()))  # fmt: skip
+    return page("days.html", **common(request, months=shown, weekdays=WEEKDAYS, recent=recent, scope=name,
+                                      today=today.isoformat()))  # fmt: skip
 
 
 def note(request: Request) -> Response:
@@ -156,11 +149,10 @@ def note(request: Request) -> Response:
 
 
 def health(request: Request) -> Response:
-    vaults = []
-    for name, vault in scopes_of(request).read("all"):
-        try:
-            status: dict[str, Any] | str = vault.status()
-        except MemvaultError as exc:
-            status = str(exc)
-        vaults.append({"scope": name, "root": str(vault.root), "status": status, "daemon": vault.daemon_status()})
-    return page("health.html", **common(request, vaults=vaults))
+    """Each vault's figures, charts and daemon events; `live=1` reloads the page every 5 s (a meta refresh:
+    the content security policy lets no script fetch anything)."""
+    from memvault.web.health import vault_health
+
+    today = dt.date.today()
+    vaults = [vault_health(name, vault, today) for name, vault in scopes_of(request).read("all")]
+    return page("health.html", **common(request, vaults=vaults, live=arg(request, "live") == "1"))
