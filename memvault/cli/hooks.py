@@ -25,8 +25,13 @@ HOOK_FAILED = 1  # Claude Code shows a hook's stderr and goes on; 2 would block 
 def cmd_hook(args: argparse.Namespace, vault: Vault) -> int:
     """Never in the agent's way: whatever goes wrong is one line on stderr and exit 1, which the host
     shows and passes by (a memvault usage error's exit 2 would block the prompt)."""
-    from memvault.hooks.claude_code import handle, payload_of, session_root
+    from memvault.hooks.claude_code import payload_of, session_root
     from memvault.verbs.context import DEFAULT_BUDGET
+
+    if args.host == "codex":
+        from memvault.hooks.codex import handle
+    else:
+        from memvault.hooks.claude_code import handle
 
     try:
         payload = payload_of(sys.stdin.read())
@@ -60,19 +65,21 @@ def cmd_hooks(args: argparse.Namespace, vault: Vault) -> int:
     if args.action == "mcp-config":
         sys.stdout.write(mcp_config(None if follow else _existing(vault).layout, args.host))
         return 0
-    if args.host != settings.HOST:
-        raise UsageError(f"{args.host!r}: hooks are for claude-code (use `hooks mcp-config {args.host}` for MCP)")
-    path = settings.settings_path(Path(repository_root(os.getcwd())) if args.project else None, args.settings)
+    host = settings.HOSTS.get(args.host)
+    if host is None:
+        raise UsageError(f"{args.host!r}: hooks are for {' and '.join(settings.HOSTS)} (use `hooks mcp-config "
+                         f"{args.host}` for MCP)")  # fmt: skip
+    path = settings.settings_path(Path(repository_root(os.getcwd())) if args.project else None, args.settings, host)
     layout = Layout(Path(user_root())) if follow else vault.layout
     if args.action == "install":
-        done = settings.install(layout if follow else _existing(vault).layout, path, args.budget, follow)
+        done = settings.install(layout if follow else _existing(vault).layout, path, args.budget, follow, host)
         if not (done.added or done.updated):
             print(f"already installed in {path}")
             return 0
         did = " and ".join(f"{what} {n} hooks" for what, n in (("added", done.added), ("updated", done.updated)) if n)
         print(f"{did} {'to' if done.added else 'in'} {path}{_kept(done)}")
         return 0
-    done = settings.uninstall(layout, path, follow)
+    done = settings.uninstall(layout, path, follow, host)
     if not (done.removed or done.restored):
         print(f"no memvault hooks in {path}")
         return 0
@@ -87,15 +94,17 @@ def _kept(done: Changed) -> str:
 
 def add_commands(add: Add) -> None:
     p = add("hook", cmd_hook, "answer one hook event of an agent's host (its JSON payload on stdin)")
-    p.add_argument("host", choices=["claude-code"])
+    p.add_argument("host", choices=["claude-code", "codex"])
     p.add_argument("--budget", type=int, help="characters of memory blocks (default 4000)")
 
     p = add("hooks", cmd_hooks, "add memvault's hooks to an agent's host settings, take them out, or print "
             "its MCP set-up")  # fmt: skip
     p.add_argument("action", choices=["install", "uninstall", "mcp-config"])
-    p.add_argument("host", help="claude-code (hooks and MCP), codex or cursor (MCP)")
+    p.add_argument("host", help="claude-code or codex (hooks and MCP), cursor (MCP)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true",
-                       help="this repository's .claude/settings.json (at its root: the folder holding .git)")
-    where.add_argument("--settings", type=Path, help="this settings file (default ~/.claude/settings.json)")
+                       help="this repository's .claude/settings.json (codex: .codex/hooks.json), at its root (the "
+                       "folder holding .git)")  # fmt: skip
+    where.add_argument("--settings", type=Path,
+                       help="this settings file (default ~/.claude/settings.json; codex: ~/.codex/hooks.json)")
     p.add_argument("--budget", type=int, help="characters of memory blocks the hooks give (default 4000)")

@@ -61,7 +61,7 @@ def _save_sessions(vault: Vault, sessions: dict[str, Any]) -> None:
     write_state(vault.layout, _STATE, dict(list(sessions.items())[-KEPT_SESSIONS:]))
 
 
-def _session(payload: dict[str, Any]) -> str:
+def session_of(payload: dict[str, Any]) -> str:
     session = payload.get("session_id")
     return session if isinstance(session, str) and session else "unknown"
 
@@ -79,7 +79,7 @@ def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[st
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
             _serve(each)
-        session = _session(payload)
+        session = session_of(payload)
         blocks = scopes.context(None, budget, conversation=session if session != "unknown" else None)
     return _context(stable_block(blocks), "SessionStart")
 
@@ -110,12 +110,16 @@ def _progress(sessions: dict[str, Any], session: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+def progress_of(vault: Vault, session: str) -> dict[str, Any]:
+    """What the hooks keep of a session: how far its transcript was read, its summary's digest, ..."""
+    return _progress(_sessions(vault), session)
+
+
 def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] | None:
     """The transcript's lines after the byte the session's last extraction stopped at go to `extract`."""
     from memvault.vault.conversation import read_transcript
-    from memvault.verbs.extract import Extract
 
-    session = _session(payload)
+    session = session_of(payload)
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         raise UsageError('the hook\'s input has no "transcript_path"')
@@ -129,21 +133,31 @@ def extract_transcript(vault: Vault, payload: dict[str, Any]) -> dict[str, Any] 
     _report(path, transcript)
     messages = transcript.messages
     new = messages[counted:] if isinstance(counted, int) and 0 <= counted <= len(messages) else messages
-    title = transcript.title or progress.get("title")
-    digest = progress.get("digest")
-    if new:  # the session's one summary of the day, replaced by each part's, covering the parts before
+    capture(vault, session, new, path, transcript.title or progress.get("title"), {"offset": transcript.end})
+    return None
+
+
+def capture(vault: Vault, session: str, new: list[dict[str, str]], name: str, title: Any,
+            progress: dict[str, Any]) -> None:  # fmt: skip
+    """A session's new messages through `extract`: the session's one summary of the day, replaced by
+    each part's and covering the parts before (their digest is kept with the session's progress, and
+    `progress` is merged into it: None removes a field); proposals from these messages alone."""
+    from memvault.verbs.extract import Extract
+
+    digest = _progress(_sessions(vault), session).get("digest")
+    if new:
         conversation_id, key = (session, f"conversation-{session}") if session != "unknown" else (None, None)
-        done_part = vault.run(Extract(json.dumps(new, ensure_ascii=False), path, title, conversation_id, key,
+        title = title if isinstance(title, str) else None
+        done_part = vault.run(Extract(json.dumps(new, ensure_ascii=False), name, title, conversation_id, key,
                                       digest if isinstance(digest, dict) and key else None))  # fmt: skip
         digest = done_part.digest
     sessions = _sessions(vault)
     done = _progress(sessions, session)
     done.pop("extracted", None)
-    done.update({"offset": transcript.end, **({"title": title} if isinstance(title, str) else {}),
-                 **({"digest": digest} if isinstance(digest, dict) else {})})  # fmt: skip
-    sessions[session] = done
+    done.update({**({"title": title} if isinstance(title, str) else {}),
+                 **({"digest": digest} if isinstance(digest, dict) else {}), **progress})  # fmt: skip
+    sessions[session] = {k: v for k, v in done.items() if v is not None}
     _save_sessions(vault, sessions)
-    return None
 
 
 def _report(path: str, transcript: Transcript) -> None:

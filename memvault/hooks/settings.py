@@ -1,4 +1,5 @@
-"""memvault's hooks in Claude Code's settings file, added beside whatever is there and taken out again.
+"""memvault's hooks in Claude Code's settings file (and Codex's `hooks.json`, of the same shape), added
+beside whatever is there and taken out again.
 
 Claude Code reads hooks from `~/.claude/settings.json` (every project) or a repository's
 `.claude/settings.json`, as `{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command",
@@ -37,9 +38,29 @@ from memvault.vault.regular import read_regular
 # event -> seconds Claude Code waits for the hook: the prompt ones stay short (a daemon answers in
 # a fraction of a second, a cold search in about 4 s), the transcript ones may run `extract`
 EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "Stop": 120, "PreCompact": 120, "SessionEnd": 120}
-# captured in the background: the host goes on while the transcript's new messages are extracted
-ASYNC = ("Stop", "PreCompact")
 HOST = "claude-code"
+
+
+@dataclass(frozen=True)
+class Host:
+    """An agent host whose hooks file takes Claude Code's shape: where it keeps it (`~/FOLDER/FILE`, a
+    repository's `FOLDER/FILE`), the events memvault hooks and their timeouts, and those it may run in
+    the background (the host goes on while the transcript's new messages are extracted)."""
+
+    name: str
+    folder: str
+    file: str
+    events: dict[str, int]
+    background: tuple[str, ...] = ()
+
+
+# Codex reads `hooks.json` in Claude Code's shape (codex-rs/hooks/schema: the same event names, payload
+# fields and `hookSpecificOutput.additionalContext`); its transcript is its own format, so each turn is
+# captured at Stop from the prompt and the reply (`memvault.hooks.codex`)
+CODEX_EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "Stop": 120}
+HOSTS = {HOST: Host(HOST, ".claude", "settings.json", EVENTS, ("Stop", "PreCompact")),
+         "codex": Host("codex", ".codex", "hooks.json", CODEX_EVENTS)}  # fmt: skip
+CLAUDE = HOSTS[HOST]
 _STATE = "hooks-installed.json"
 Ours = Callable[[str | None], bool]  # whether a hook's command is this vault's
 COPIES = "settings"  # the trash's folder for the versions of settings files install and uninstall replaced
@@ -74,30 +95,30 @@ class _Settings:
         return self.top.member("hooks")
 
 
-def settings_path(project: Path | None = None, explicit: Path | None = None) -> Path:
+def settings_path(project: Path | None = None, explicit: Path | None = None, host: Host = CLAUDE) -> Path:
     """The file to edit: one named, a repository's `.claude/settings.json`, else the user's."""
     if explicit is not None:
         return explicit
     if project is not None:
-        return project / ".claude" / "settings.json"
-    return Path.home() / ".claude" / "settings.json"
+        return project / host.folder / host.file
+    return Path.home() / host.folder / host.file
 
 
-def hook_command(layout: Layout | None, budget: int | None = None) -> str:
+def hook_command(layout: Layout | None, budget: int | None = None, host: Host = CLAUDE) -> str:
     """The command Claude Code runs: this installation's memvault, and this vault by its absolute path,
     or (`layout` None) no vault: each session's project vault, found from its folder (`session_root`)."""
     budget_args = ["--budget", str(budget)] if budget is not None else []
     vault = ["--vault", str(layout.root.resolve())] if layout is not None else []
-    return shlex.join([*memvault_program(), *vault, "hook", HOST, *budget_args])
+    return shlex.join([*memvault_program(), *vault, "hook", host.name, *budget_args])
 
 
-def _follows(command: str) -> bool:
+def _follows(command: str, host: Host) -> bool:
     """A memvault hook that names no vault (any installation's, any `--budget`)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return False
-    at = next((i for i in range(len(words) - 1) if words[i : i + 2] == ["hook", HOST]), None)
+    at = next((i for i in range(len(words) - 1) if words[i : i + 2] == ["hook", host.name]), None)
     program = words[:at] if at is not None else []
     named = program[-1:] == ["memvault"] or program[-1:] == ["memvault.cli"] or program[-1].endswith("/memvault")
     return at is not None and bool(program) and named and "--vault" not in words
@@ -144,27 +165,27 @@ def _texts(groups: Value | None) -> list[str | None]:
     return [c.text for *_, c in _entries(groups)] if groups is not None else []
 
 
-def _ours(layout: Layout, recorded: dict[str, Any], follow: bool = False) -> Ours:
+def _ours(layout: Layout, recorded: dict[str, Any], follow: bool = False, host: Host = CLAUDE) -> Ours:
     """Whether a command is this vault's hook: the one install wrote, or any naming this vault (an
     earlier install's, with another `--budget` or from another installation of memvault); following
     the project (`follow`), any memvault hook naming no vault."""
     if follow:
-        return lambda command: command is not None and (command == recorded.get("command") or _follows(command))
-    exact = {c for c in (recorded.get("command"), hook_command(layout)) if c}
-    vault = shlex.join(["--vault", str(layout.root.resolve()), "hook", HOST])
+        return lambda command: command is not None and (command == recorded.get("command") or _follows(command, host))
+    exact = {c for c in (recorded.get("command"), hook_command(layout, None, host)) if c}
+    vault = shlex.join(["--vault", str(layout.root.resolve()), "hook", host.name])
     return lambda command: command is not None and (command in exact or vault in command)
 
 
-def _install_splices(found: _Settings, command: str, ours: Ours) -> tuple[list[Splice], int, int]:
+def _install_splices(found: _Settings, command: str, ours: Ours, host: Host) -> tuple[list[Splice], int, int]:
     def group(event: str) -> dict[str, Any]:
-        hook = {"type": "command", "command": command, "timeout": EVENTS[event]}
-        return {"hooks": [{**hook, "async": True} if event in ASYNC else hook]}
+        hook = {"type": "command", "command": command, "timeout": host.events[event]}
+        return {"hooks": [{**hook, "async": True} if event in host.background else hook]}
 
     hooks = found.hooks()
     if hooks is None:
-        return [append(found.text, found.top, [("hooks", {e: [group(e)] for e in EVENTS})])], len(EVENTS), 0
+        return [append(found.text, found.top, [("hooks", {e: [group(e)] for e in host.events})])], len(host.events), 0
     splices, missing, added, updated = [], [], 0, 0
-    for event in EVENTS:
+    for event in host.events:
         groups = hooks.member(event)
         if groups is None:
             missing.append((event, [group(event)]))
@@ -212,7 +233,7 @@ def _uninstall_splices(found: _Settings, ours: Ours) -> tuple[list[Splice], int]
     return splices, removed
 
 
-def _checked(found: _Settings, splices: list[Splice], ours: Ours, command: str | None) -> str:
+def _checked(found: _Settings, splices: list[Splice], ours: Ours, command: str | None, host: Host = CLAUDE) -> str:
     """The new text, read back: strict JSON with `command` in every event (install) or no hook of this
     vault's left (uninstall); anything else would be a damaged file, and is refused before writing."""
     new = apply(found.text, splices)
@@ -222,7 +243,7 @@ def _checked(found: _Settings, splices: list[Splice], ours: Ours, command: str |
         right = False
     else:
         if command is not None:
-            right = hooks is not None and all(command in _texts(hooks.member(e)) for e in EVENTS)
+            right = hooks is not None and all(command in _texts(hooks.member(e)) for e in host.events)
         else:
             right = hooks is None or not any(ours(c) for groups in hooks.items for c in _texts(groups))
     if not right:
@@ -282,20 +303,21 @@ def _record(layout: Layout, key: str, entry: dict[str, Any] | None) -> None:
         raise UsageError(f"{layout.state_dir / _STATE}: cannot write it ({exc.strerror or exc})") from None
 
 
-def install(layout: Layout, path: Path, budget: int | None = None, follow: bool = False) -> Changed:
+def install(layout: Layout, path: Path, budget: int | None = None, follow: bool = False, host: Host = CLAUDE
+            ) -> Changed:  # fmt: skip
     """Add the hooks for `layout`'s vault, or (`follow`) for each session's project vault; what install
     did is recorded in `layout`'s state (the user vault's, when following)."""
     found = _read(path)
-    command = hook_command(None if follow else layout, budget)
+    command = hook_command(None if follow else layout, budget, host)
     key = str(found.target)
     recorded = read_state(layout, _STATE).get(key, {})
-    ours = _ours(layout, recorded, follow)
+    ours = _ours(layout, recorded, follow, host)
     hooks = found.hooks()
     had_ours = hooks is not None and any(ours(c.text) for g in hooks.items for *_, c in _entries(g))
-    splices, added, updated = _install_splices(found, command, ours)
+    splices, added, updated = _install_splices(found, command, ours, host)
     if not splices:
         return Changed(path)
-    new = _checked(found, splices, ours, command)
+    new = _checked(found, splices, ours, command, host)
     kept = _write(layout, found, new)
     after = _sha(new.encode("utf-8"))
     if not had_ours:  # the first install: the file as it was, to put back while nothing else changed
@@ -308,17 +330,17 @@ def install(layout: Layout, path: Path, budget: int | None = None, follow: bool 
     return Changed(path, added=added, updated=updated, kept=kept)
 
 
-def uninstall(layout: Layout, path: Path, follow: bool = False) -> Changed:
+def uninstall(layout: Layout, path: Path, follow: bool = False, host: Host = CLAUDE) -> Changed:
     found = _read(path)
     key = str(found.target)
     recorded = read_state(layout, _STATE).get(key, {})
-    ours = _ours(layout, recorded, follow)
+    ours = _ours(layout, recorded, follow, host)
     splices, removed = _uninstall_splices(found, ours)
     restored = "before" in recorded and recorded.get("after") == _sha(found.data)
     kept = None
     if restored:  # as install left it: put the old bytes back (or remove the file it created)
         kept = _write(layout, found, recorded["before"])
     elif splices:
-        kept = _write(layout, found, _checked(found, splices, ours, None))
+        kept = _write(layout, found, _checked(found, splices, ours, None, host))
     _record(layout, key, None)
     return Changed(path, removed=removed, restored=restored, kept=kept)
