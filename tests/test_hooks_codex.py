@@ -69,3 +69,40 @@ def test_a_codex_session_is_given_memory_and_each_turn_is_captured(layout, cli, 
     assert f"[conversation:: {SESSION}]" in summaries[0] and "which port is staging on?" in note
     assert "ship on Tuesdays" in cli("review").stdout  # the user's lasting statement, proposed once
     cli("daemon", "stop", env=HASH_ENV)
+
+
+def _cursor(event: str, root, **extra) -> dict:
+    return {"conversation_id": "conv-7f3a", "generation_id": "gen-1", "hook_event_name": event,
+            "workspace_roots": [str(root)], "model": "claude-sonnet", "cursor_version": "2.0.77", **extra}  # fmt: skip
+
+
+def test_cursor_hooks_json_installs_flat_and_captures_each_turn(layout, cli, tmp_path):
+    """Cursor's hooks.json has no groups and its prompt hook cannot add context: memvault's hooks
+    capture each turn there (memory is read through MCP), and uninstall gives the file back as it was."""
+    assert cli("init", "--lang", "en").returncode == 0
+    hooks = tmp_path / "cursor" / "hooks.json"
+    hooks.parent.mkdir()
+    theirs = '{\n  "version": 1,\n  "hooks": {\n    "afterFileEdit": [{"command": "./format.sh"}]\n  }\n}\n'
+    hooks.write_text(theirs)
+    assert cli("hooks", "install", "cursor", "--settings", str(hooks)).returncode == 0
+    written = json.loads(hooks.read_text())
+    assert written["version"] == 1 and written["hooks"]["afterFileEdit"] == [{"command": "./format.sh"}]
+    for event in ("beforeSubmitPrompt", "afterAgentResponse"):
+        (hook,) = written["hooks"][event]
+        assert shlex.split(hook["command"])[-2:] == ["hook", "cursor"] and "hooks" not in hook
+    fresh = tmp_path / "fresh" / "hooks.json"  # none there: made with its version, and removed again
+    assert cli("hooks", "install", "cursor", "--settings", str(fresh)).returncode == 0
+    assert json.loads(fresh.read_text())["version"] == 1
+    assert cli("hooks", "uninstall", "cursor", "--settings", str(fresh)).returncode == 0 and not fresh.exists()
+
+    asked = cli("hook", "cursor", input=json.dumps(_cursor("beforeSubmitPrompt", layout.root,
+                prompt="We decided to ship on Tuesdays from now on.", attachments=[])), env=HASH_ENV)  # fmt: skip
+    assert asked.returncode == 0 and json.loads(asked.stdout) == {"continue": True}, asked
+    replied = cli("hook", "cursor", input=json.dumps(_cursor("afterAgentResponse", layout.root,
+                  text="Noted: releases go out on Tuesdays.")), env=HASH_ENV)  # fmt: skip
+    assert replied.returncode == 0 and replied.stdout == "", replied
+    note = layout.daily_note(dt.date.today()).read_text(encoding="utf-8")
+    assert "2 messages, 1 from the user" in note and "[conversation:: conv-7f3a]" in note
+    assert "ship on Tuesdays" in cli("review").stdout
+    gone = cli("hooks", "uninstall", "cursor", "--settings", str(hooks))
+    assert gone.returncode == 0 and hooks.read_text() == theirs, gone

@@ -30,11 +30,17 @@ def cmd_hook(args: argparse.Namespace, vault: Vault) -> int:
 
     if args.host == "codex":
         from memvault.hooks.codex import handle
+    elif args.host == "cursor":
+        from memvault.hooks.cursor import handle
     else:
         from memvault.hooks.claude_code import handle
 
     try:
         payload = payload_of(sys.stdin.read())
+        if args.host == "cursor":
+            from memvault.hooks.cursor import normalized
+
+            payload = normalized(payload)
         if getattr(args, "vault", None) or env(ENV_VAR):  # a vault named: that one, whatever the session's folder
             answer = handle(_existing(vault), payload, args.budget or DEFAULT_BUDGET)
         elif (root := session_root(payload)) is None:
@@ -94,17 +100,18 @@ def _kept(done: Changed) -> str:
 
 def add_commands(add: Add) -> None:
     p = add("hook", cmd_hook, "answer one hook event of an agent's host (its JSON payload on stdin)")
-    p.add_argument("host", choices=["claude-code", "codex"])
+    p.add_argument("host", choices=["claude-code", "codex", "cursor"])
     p.add_argument("--budget", type=int, help="characters of memory blocks (default 4000)")
 
     p = add("hooks", cmd_hooks, "add memvault's hooks to an agent's host settings, take them out, or print "
             "its MCP set-up")  # fmt: skip
     p.add_argument("action", choices=["install", "uninstall", "mcp-config"])
-    p.add_argument("host", help="claude-code or codex (hooks and MCP), cursor (MCP)")
+    p.add_argument("host", help="claude-code, codex or cursor")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true",
-                       help="this repository's .claude/settings.json (codex: .codex/hooks.json), at its root (the "
-                       "folder holding .git)")  # fmt: skip
+                       help="this repository's .claude/settings.json (.codex/hooks.json, .cursor/hooks.json), at "
+                       "its root (the folder holding .git)")  # fmt: skip
     where.add_argument("--settings", type=Path,
-                       help="this settings file (default ~/.claude/settings.json; codex: ~/.codex/hooks.json)")
+                       help="this settings file (default ~/.claude/settings.json, ~/.codex/hooks.json or "
+                       "~/.cursor/hooks.json)")  # fmt: skip
     p.add_argument("--budget", type=int, help="characters of memory blocks the hooks give (default 4000)")

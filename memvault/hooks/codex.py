@@ -22,21 +22,24 @@ def handle(vault: Vault, payload: dict[str, Any], budget: int) -> dict[str, Any]
     if event == "SessionStart":
         return claude_code.session_start(vault, payload, budget)
     if event == "UserPromptSubmit":
-        prompt = payload.get("prompt")
-        if isinstance(prompt, str) and prompt.strip():
-            claude_code.capture(vault, claude_code.session_of(payload), [], "codex", None, {"prompt": prompt})
+        keep_prompt(vault, payload)
         return claude_code.prompt_submit(vault, payload, budget)
     if event == "Stop":
-        return capture_turn(vault, payload)
+        capture_turn(vault, payload, payload.get("last_assistant_message"), "codex session")
     return None
 
 
-def capture_turn(vault: Vault, payload: dict[str, Any]) -> None:
-    """The turn that just ended (the prompt kept at `UserPromptSubmit`, then the reply) through `extract`."""
+def keep_prompt(vault: Vault, payload: dict[str, Any]) -> None:
+    """The prompt, kept with the session's progress until its turn ends (the host's transcript is not read)."""
+    prompt = payload.get("prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        claude_code.capture(vault, claude_code.session_of(payload), [], "", None, {"prompt": prompt})
+
+
+def capture_turn(vault: Vault, payload: dict[str, Any], reply: Any, name: str) -> None:
+    """The turn that just ended (the prompt kept, then the reply) through `extract`."""
     session = claude_code.session_of(payload)
     prompt = claude_code.progress_of(vault, session).get("prompt")
-    reply = payload.get("last_assistant_message")
     turn = [{"role": "user", "content": prompt}] if isinstance(prompt, str) and prompt.strip() else []
     turn += [{"role": "assistant", "content": reply}] if isinstance(reply, str) and reply.strip() else []
-    claude_code.capture(vault, session, turn, "codex session", None, {"prompt": None})
-    return None
+    claude_code.capture(vault, session, turn, name, None, {"prompt": None})

@@ -52,14 +52,19 @@ class Host:
     file: str
     events: dict[str, int]
     background: tuple[str, ...] = ()
+    flat: bool = False  # Cursor's: {"version": 1, "hooks": {EVENT: [{"command"}]}}, no groups
 
 
 # Codex reads `hooks.json` in Claude Code's shape (codex-rs/hooks/schema: the same event names, payload
 # fields and `hookSpecificOutput.additionalContext`); its transcript is its own format, so each turn is
 # captured at Stop from the prompt and the reply (`memvault.hooks.codex`)
 CODEX_EVENTS = {"SessionStart": 60, "UserPromptSubmit": 20, "Stop": 120}
+# Cursor's `hooks.json` has no groups, and its prompt hook cannot add context (an agent there reads
+# memory through MCP's memory_context): its hooks capture each turn, the prompt and then the reply
+CURSOR_EVENTS = {"beforeSubmitPrompt": 20, "afterAgentResponse": 120}
 HOSTS = {HOST: Host(HOST, ".claude", "settings.json", EVENTS, ("Stop", "PreCompact")),
-         "codex": Host("codex", ".codex", "hooks.json", CODEX_EVENTS)}  # fmt: skip
+         "codex": Host("codex", ".codex", "hooks.json", CODEX_EVENTS),
+         "cursor": Host("cursor", ".cursor", "hooks.json", CURSOR_EVENTS, flat=True)}  # fmt: skip
 CLAUDE = HOSTS[HOST]
 _STATE = "hooks-installed.json"
 Ours = Callable[[str | None], bool]  # whether a hook's command is this vault's
@@ -151,9 +156,14 @@ def _sha(data: bytes | None) -> str:
     return ABSENT if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _entries(groups: Value) -> Iterator[tuple[int, Value, int, Value]]:
-    """(group's index, its hooks list, the hook's index, the hook's command string) of each command hook."""
+def _entries(groups: Value) -> Iterator[tuple[int, Value | None, int, Value]]:
+    """(group's index, its hooks list, the hook's index, the hook's command string) of each command hook;
+    a hook that is its own group (Cursor's) has no list (None)."""
     for g, group in enumerate(groups.items):
+        flat = group.member("command") if group.kind == "object" else None
+        if flat is not None and flat.kind == "string":
+            yield g, None, 0, flat
+            continue
         hooks = group.member("hooks") if group.kind == "object" else None
         for h, hook in enumerate(hooks.items if hooks is not None and hooks.kind == "array" else ()):
             command = hook.member("command") if hook.kind == "object" else None
@@ -178,12 +188,17 @@ def _ours(layout: Layout, recorded: dict[str, Any], follow: bool = False, host: 
 
 def _install_splices(found: _Settings, command: str, ours: Ours, host: Host) -> tuple[list[Splice], int, int]:
     def group(event: str) -> dict[str, Any]:
+        if host.flat:
+            return {"command": command, "timeout": host.events[event]}
         hook = {"type": "command", "command": command, "timeout": host.events[event]}
         return {"hooks": [{**hook, "async": True} if event in host.background else hook]}
 
     hooks = found.hooks()
     if hooks is None:
-        return [append(found.text, found.top, [("hooks", {e: [group(e)] for e in host.events})])], len(host.events), 0
+        versioned = host.flat and found.top.member("version") is None  # Cursor's file says its format's version
+        members: list[tuple[str | None, Any]] = [("version", 1)] if versioned else []
+        members.append(("hooks", {e: [group(e)] for e in host.events}))
+        return [append(found.text, found.top, members)], len(host.events), 0
     splices, missing, added, updated = [], [], 0, 0
     for event in host.events:
         groups = hooks.member(event)
@@ -215,12 +230,15 @@ def _uninstall_splices(found: _Settings, ours: Ours) -> tuple[list[Splice], int]
     for n, groups in enumerate(hooks.items):
         mine: dict[int, set[int]] = {}
         lists: dict[int, Value] = {}
+        whole: set[int] = set()  # a hook that is its own group
         for g, hook_list, h, command in _entries(groups):
-            if ours(command.text):
+            if ours(command.text) and hook_list is None:
+                whole.add(g)
+            elif ours(command.text) and hook_list is not None:
                 mine.setdefault(g, set()).add(h)
                 lists[g] = hook_list
-        removed += sum(map(len, mine.values()))
-        gone = {g for g, hs in mine.items() if len(hs) == len(lists[g].items)}
+        removed += sum(map(len, mine.values())) + len(whole)
+        gone = whole | {g for g, hs in mine.items() if len(hs) == len(lists[g].items)}
         if gone and len(gone) == len(groups.items) and hooks.unique(hooks.keys[n]):
             gone_events.add(n)
             continue
