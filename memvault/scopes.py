@@ -135,15 +135,15 @@ class Scopes:
         return {**render(parts, budget), "reason": next(iter(reasons.values()), None), "reasons": reasons}
 
     def entries(self, section: str | None = None, tag: str | None = None, key: str | None = None,
-                scope: str = "all", unused_since: str | None = None, conversation: str | None = None
-                ) -> Listed:  # fmt: skip
+                scope: str = "all", unused_since: str | None = None, conversation: str | None = None,
+                importance: int | None = None) -> Listed:  # fmt: skip
         """Every vault's entries of the scope, each with its `scope`, and the tag counts summed."""
         from memvault.verbs.entries import Listed, ListEntries
 
         rows: list[dict[str, Any]] = []
         counts: Counter[str] = Counter()
         for name, vault in self.read(scope):
-            listed = vault.run(ListEntries(section, tag, key, unused_since, conversation))
+            listed = vault.run(ListEntries(section, tag, key, unused_since, conversation, importance))
             rows += [{"scope": name, **row} for row in listed.entries]
             counts.update(listed.tags)
         return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))

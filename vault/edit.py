@@ -34,7 +34,8 @@ from memvault.vault.trash import trash_entry
 
 _STAMP = re.compile(r"^(\d{1,2}:\d{2}) ")
 _TRAILING_TAGS = re.compile(r"(?:[ \t]+#[\w/-]+)+[ \t]*$")
-KEPT_FIELDS = ("superseded", "corrects", "source", "conversation")  # where the entry came from stays with it
+# where the entry came from, and how important it is, stay with it
+KEPT_FIELDS = ("superseded", "corrects", "source", "conversation", "importance")
 
 
 class EditConflict(UsageError):

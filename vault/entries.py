@@ -40,7 +40,7 @@ from memvault.vault.templates import OVERVIEW
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 MARKER = re.compile(r"^([ \t]*)((?:[-*+]|\d{1,9}[.)])[ \t]+)(?=\S)")  # an item, at any indentation
-FIELD_NAMES = "key|superseded|corrects|source|conversation"  # the inline fields memvault reads
+FIELD_NAMES = "key|superseded|corrects|source|conversation|importance"  # the inline fields memvault reads
 SAVED = re.compile(r"[ \t]*<!--[ \t]*saved[ \t]+(\d{4}-\d{2}-\d{2})[ \t]*-->")
 FIELDS = re.compile(rf"\[({FIELD_NAMES})::[ \t]*([^\]\n]*?)[ \t]*\]")
 # what a saved text holds that would read as memvault's own markup (`[key:: K]`, `<!-- saved DAY -->`), with

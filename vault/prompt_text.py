@@ -9,7 +9,8 @@ from memvault.vault.entries import FIELDS, SAVED, literal
 
 # how a prompt says what a field means: memvault's markup is for the note, not for the agent that reads it
 _MEANING = {"key": "key {}", "superseded": "superseded on {}", "corrects": "corrects an earlier entry",
-            "conversation": "from conversation {}", "source": "source {}"}  # fmt: skip
+            "conversation": "from conversation {}", "source": "source {}",
+            "importance": "importance {} of 5"}  # fmt: skip
 
 
 def for_agent(line: str) -> str:

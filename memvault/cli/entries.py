@@ -45,7 +45,7 @@ def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    request = Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag)
+    request = Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag, args.importance)
     reply, where = _saving(args, vault, request)
     if reply.created_section:
         print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
@@ -65,7 +65,8 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
 
     with Scopes(vault) as scopes:  # `search --tag` has no --key
         reply = scopes.entries(args.section, args.tag, getattr(args, "key", None), args.scope,
-                               getattr(args, "unused_since", None), getattr(args, "conversation", None))  # fmt: skip
+                               getattr(args, "unused_since", None), getattr(args, "conversation", None),
+                               getattr(args, "importance", None))  # fmt: skip
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
@@ -160,6 +161,9 @@ def add_commands(add: Add) -> None:
     p.add_argument("--type", choices=SAVE_TYPES, help="save type, mapped to its section or today's note")
     p.add_argument("--key", help="name the entry: a later save with this key replaces it, in any section")
     p.add_argument("--tag", action="append", help="add #TAG to the entry (repeatable)")
+    p.add_argument("--importance", type=int, choices=range(1, 6), metavar="1-5",
+                   help="how important it is ([importance:: N]); 4 or 5 keep it in every prompt's stable "
+                   "block")  # fmt: skip
     p.add_argument("--scope", choices=SCOPES, help=SAVE_SCOPE)
 
     p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")
@@ -170,6 +174,8 @@ def add_commands(add: Add) -> None:
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
     p.add_argument("--unused-since", metavar="DATE", help="only entries no daemon-served search returned since")
     p.add_argument("--conversation", metavar="ID", help="only the entries of this conversation ([conversation:: ID])")
+    p.add_argument("--importance", type=int, choices=range(1, 6), metavar="1-5",
+                   help="only the entries of this importance or more ([importance:: N])")  # fmt: skip
 
     p = add("forget", cmd_forget, "move one entry to the trash: by KEY, ID, PATH:LINE or --match TEXT")
     p.add_argument("what", nargs="?", help="the entry's key, its id (a hit's entry_id), or PATH:LINE / PATH#L5-L7")

@@ -108,6 +108,7 @@ class ListedEntry(TypedDict):
     text: str
     date: str | None
     conversation: str | None  # `[conversation:: ID]`: the conversation it came from
+    importance: int | None  # `[importance:: N]`, 1-5
 
 
 class Listed(TypedDict):

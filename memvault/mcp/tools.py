@@ -37,6 +37,7 @@ MAX_ENTRIES = 200
 Scope = Literal["project", "user"]
 ReadScope = Literal["all", "project", "user"]
 # what a refusal that nothing matched adds: the call that finds it
+IMPORTANCE = "how important the fact is, 1 to 5; 4 or 5 keep it in the stable block of every prompt"
 FIND = "memory_search finds it: give a hit's `source` or `entry_id` (as `path` or `where`); memory_list takes a key"
 
 
@@ -196,6 +197,7 @@ class MemoryTools:
         type: Literal["preference", "architecture", "solution", "discovery", "config", "conversation", "daily"]
         | None = None,
         section: str | None = None, key: str | None = None, tags: list[str] | None = None, scope: Scope | None = None,
+        importance: Annotated[int | None, Field(ge=1, le=5, description=IMPORTANCE)] = None,
     ) -> Saved:  # fmt: skip
         """Save one lasting fact about the user or the project: a preference, a decision and its
         reason, a constraint, a solution that took effort, a setting; not one-off chatter, never a
@@ -211,7 +213,9 @@ class MemoryTools:
         def call() -> dict[str, Any]:  # `Saved` as JSON: what the output schema describes
             kind, title = (type, section) if type or section else core_home(tags) or (None, None)
             to_day = kind is None and title is None
-            request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags)
+            if to_day and importance is not None:  # importance is MEMORY.md's: the fact goes to its last section
+                to_day = False
+            request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags, importance)
             return self.scopes.saved(request, scope).to_json()
 
         return self._run(call)
@@ -280,16 +284,20 @@ class MemoryTools:
     def memory_list(
         self, section: str | None = None, tag: str | None = None, key: str | None = None, scope: ReadScope = "all",
         conversation: str | None = None,
+        importance: Annotated[int | None, Field(ge=1, le=5, description="only entries of this importance or "
+                                                "more (1-5)")] = None,
         offset: Annotated[int, Field(ge=0, description="skip this many entries (the last page's next_offset)")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_ENTRIES, description="at most this many entries")] = MAX_ENTRIES,
     ) -> out.Listed:  # fmt: skip
         """List remembered entries, a page at a time, narrowed by section, tag, key or conversation, with a
         count per tag; `next_offset` is where the next page starts (null after the last)."""
-        listed = self._run(lambda: self.scopes.entries(section, tag, key, scope, conversation=conversation))
+        listed = self._run(lambda: self.scopes.entries(section, tag, key, scope, conversation=conversation,
+                                                       importance=importance))  # fmt: skip
         page = listed.entries[offset : offset + limit]
         entries = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
                     "section": e["section"], "key": e["key"], "tags": e["tags"], "text": e["text"][:240],
-                    "date": e["date"], "conversation": e.get("conversation")} for e in page]  # fmt: skip
+                    "date": e["date"], "conversation": e.get("conversation"), "importance": e.get("importance")}
+                   for e in page]  # fmt: skip
         more = offset + len(page) < len(listed.entries)
         return {"entries": entries, "total": len(listed.entries), "next_offset": offset + len(page) if more else None,
                 "tags": listed.tags}  # fmt: skip

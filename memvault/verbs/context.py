@@ -118,12 +118,13 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
     from memvault.vault.conversation import conversation_summaries
     from memvault.vault.correct import correction_of
     from memvault.vault.daily import vault_lang
+    from memvault.vault.importance import kept
 
     if not layout.memory_md.is_file():
         return []
     out = []
     for e in vault_entries(layout, layout.relative(layout.memory_md)):
-        if not _is_core_entry(e.section, e.tags):
+        if not (_is_core_entry(e.section, e.tags) or kept(e)):
             continue
         said = correction_of(layout, e) if e.superseded else e
         if said is not None:

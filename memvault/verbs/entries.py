@@ -96,10 +96,14 @@ class ListEntries(Request, op="list", reply=Listed):
     key: str | None = None
     unused_since: str | None = None  # YYYY-MM-DD: only entries no search has returned since that day
     conversation: str | None = None  # only the entries of this conversation (`[conversation:: ID]`)
+    importance: int | None = None  # only the entries of this importance or more (`[importance:: N]`)
 
     def check(self) -> None:
+        from memvault.vault.importance import check_importance
+
         if self.unused_since is not None:
             parse_date(self.unused_since)
+        check_importance(self.importance)
 
 
 @dataclass(frozen=True)
@@ -183,18 +187,23 @@ class Overview(Request, op="overview", reply=Overviewed):
 
 # the verbs ----------------------------------------------------------------
 def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
+    from memvault.vault.importance import importance
+
     found = collect(rt.layout, request.section, request.tag, request.key)
     recalls = rt.recalls()
     rows = []
     for e in found:
         if request.conversation is not None and e.conversation != request.conversation:
             continue
+        rated = importance(e)
+        if request.importance is not None and (rated or 0) < request.importance:
+            continue
         last, times = recalls.get(entry_key(e.text), (None, 0))
         when = dt.datetime.fromtimestamp(last).isoformat(timespec="seconds") if last else None
         if request.unused_since and when and when[:10] >= request.unused_since:
             continue
         rows.append({**asdict(e), "superseded_by": correction_place(rt.layout, e), "last_recalled": when,
-                     "recalled": times})  # fmt: skip
+                     "recalled": times, "importance": rated})  # fmt: skip
     counts = Counter(t for row in rows for t in row["tags"])
     return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 

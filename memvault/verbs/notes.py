@@ -66,6 +66,12 @@ class Remember(Request, op="remember", reply=Saved, writes=True):
     type: str | None = None
     key: str | None = None
     tags: list[str] | None = None
+    importance: int | None = None  # 1-5 (seed 003); 4 or more keeps it in the stable block
+
+    def check(self) -> None:
+        from memvault.vault.importance import check_importance
+
+        check_importance(self.importance)
 
 
 @dataclass(frozen=True)
@@ -129,8 +135,9 @@ def note(rt: WriteRuntime, request: Note) -> Saved:
 def remember(rt: WriteRuntime, request: Remember) -> Saved:
     from memvault.vault.memory_file import remember as remember_in_file
 
+    rated = (("importance", str(request.importance)),) if request.importance is not None else ()
     saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
-                             key=request.key, tags=tuple(request.tags or ()))  # fmt: skip
+                             key=request.key, tags=tuple(request.tags or ()), fields=rated)  # fmt: skip
     return _saved(rt, saved, saved.section)
 
 
