@@ -116,3 +116,21 @@ def test_forget_with_the_version_read_refuses_an_entry_changed_since(layout, vau
     assert vault.run(Forget(ident, version=version)).line == 5 and "Vue" not in path.read_text()
     with pytest.raises(MemvaultError, match="purge takes no version"):
         vault.run(Forget("Short answers", purge=True, version=version))
+
+
+def test_correct_with_the_version_read_refuses_an_entry_changed_since(layout, vault):
+    """The panel's correct carries the text it showed: an entry an editor changed since is refused
+    before anything is written (no correction in today's note, the old entry not marked)."""
+    from memvault.verbs.entries import Correct
+
+    _, ident, version = _named(layout, "Vue")
+    path = layout.root / "MEMORY.md"
+    path.write_text(path.read_text().replace("[key:: fe]", "[key:: f2]"))  # the key alone: the id is the same
+    by_editor = path.read_text()
+    with pytest.raises(MemvaultError, match="changed since it was read"):
+        vault.run(Correct("Prefers Svelte for front ends", ident, version=version))
+    today = layout.daily_note(dt.date.today())
+    assert path.read_text() == by_editor and not (today.exists() and "Svelte" in today.read_text())
+    _, ident, version = _named(layout, "Vue")
+    assert vault.run(Correct("Prefers Svelte for front ends", ident, version=version)).status
+    assert "superseded::" in path.read_text() and "Svelte" in today.read_text()

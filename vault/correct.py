@@ -64,17 +64,21 @@ def correct(
     text: str,
     now: dt.datetime | None = None,
     tags: tuple[str, ...] = (),
+    version: str | None = None,
 ) -> Corrected:
     """Write `text` to today's note as the correction of one entry (named as `forget` names it), then
     mark that entry superseded. Killed between the two, running it again finds the correction
-    already there and only marks."""
+    already there and only marks. With `version` (`vault.forget.entry_version` of the text a person
+    read), an entry an editor changed since is refused before anything is written."""
     # the writing side's modules, here: a search reads corrections (below) and imports none of them
     from memvault.vault.daily import append_daily
     from memvault.vault.faults import crash_point
-    from memvault.vault.forget import select
+    from memvault.vault.forget import entry_version, select
 
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
+    if version is not None and entry_version(target.text) != version:
+        raise UsageError(f"{target.path}:{target.start_line} changed since it was read; nothing corrected")
     topic = match or target.key or clip(target.fact, 60)  # what the person named it by, else what it said
     if target.corrects and says_same(target.text, escape(text)):  # run again: the correction is the current one
         note_in_summary(layout, now.date(), topic, text)

@@ -151,6 +151,7 @@ class Correct(Request, op="correct", reply=Corrected, writes=True):
     key: str | None = None
     match: str | None = None
     tags: list[str] | None = None
+    version: str | None = None  # the exact text read (`vault.forget.entry_version`): refused if changed since
 
     def check(self) -> None:
         check_selector(self.key, self.match)
@@ -265,7 +266,8 @@ def trash(rt: EntryRuntime, request: Trash) -> TrashList:
 
 
 def correct(rt: EntryRuntime, request: Correct) -> Corrected:
-    done = correct_entry(rt.layout, request.key, request.match, request.text, tags=tuple(request.tags or ()))
+    done = correct_entry(rt.layout, request.key, request.match, request.text, tags=tuple(request.tags or ()),
+                         version=request.version)  # fmt: skip
     rel, old = rt.layout.relative(done.path), rt.layout.relative(done.old_path)
     return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old]))))
 

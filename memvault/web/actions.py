@@ -121,7 +121,8 @@ async def correct(request: Request) -> Response:
     if isinstance(form, Response):
         return form
     text, tags = _field(form, "text"), _tags(_field(form, "tags"))
-    run = lambda vault: vault.run(Correct(text, _field(form, "id"), None, tags or None))  # noqa: E731
+    asked = Correct(text, _field(form, "id"), None, tags or None, _field(form, "version"))  # refused if changed
+    run = lambda vault: vault.run(asked)  # noqa: E731
     done = await _write(request, form, text, run)
     if isinstance(done, Response):
         return done
