@@ -29,7 +29,7 @@ from typing import Any
 from memvault.protocol import Message, Request
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.snippet import match_terms
-from memvault.vault.entries import ITEM, clip, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, escape, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.prompt_text import for_agent
@@ -207,8 +207,10 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
              and (e.path, e.start_line) not in shown]  # fmt: skip
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
     tier = "dense" if dense_hits else "keyword" if keyword_hits else "recent"  # `recent`: nothing relevant found
+    # as a hit's lines are: the note's markup (a fact is the text as said, so `escape`d again), which
+    # `render` reads once
     items = found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                      "text": clip(e.fact, VALUE_CHARS), **({"found_by": "newest daily"} if explain else {})}
+                      "text": escape(clip(e.fact, VALUE_CHARS)), **({"found_by": "newest daily"} if explain else {})}
                      for e in newest]  # fmt: skip
     filled = f"too few to answer: {_count(len(found), 'hit')}, then the newest daily entries"
     return _explained(rt, q, Recalled(tier, items), explain, f"{said}; {filled}", floor)
