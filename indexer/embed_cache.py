@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,6 +22,7 @@ from memvault.indexer.postings import select_in
 from memvault.vault.logger import log
 
 CACHE_CAP = 200_000
+MAX_AGE_DAYS = 30  # seed 003: a vector no index has asked for in this long goes (it is embedded again if needed)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embed_cache (
     model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL, used REAL NOT NULL,
@@ -113,6 +114,7 @@ class EmbedCache:
                 "INSERT OR REPLACE INTO embed_cache VALUES (?,?,?,?)",
                 [(model, h, np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in items.items()],
             )
+            self.db.execute("DELETE FROM embed_cache WHERE used < ?", (now - MAX_AGE_DAYS * 86400,))
             excess = self.db.execute("SELECT COUNT(*) FROM embed_cache").fetchone()[0] - cap
             if excess > 0:  # least recently used first
                 self.db.execute(
@@ -140,6 +142,16 @@ class EmbedCache:
     def size(self) -> int:
         return 0 if self.db is None else self.db.execute("SELECT COUNT(*) FROM embed_cache").fetchone()[0]
 
+    def clear(self) -> int:
+        """Forget every vector (`memvault cache clear`), and leave none in a free page: the texts are
+        embedded again as they are next indexed."""
+        if self.db is None:
+            return 0
+        with _transaction(self.db):
+            gone = self.db.execute("DELETE FROM embed_cache").rowcount
+        self.scrub()
+        return gone
+
     def adopt(self, old: sqlite3.Connection) -> int:
         """Take the vectors a manifest of the first format kept in its own `embed_cache` table."""
         if self.db is None:
@@ -151,6 +163,25 @@ class EmbedCache:
         with _transaction(self.db):
             self.db.executemany("INSERT OR IGNORE INTO embed_cache VALUES (?,?,?,?)", rows)
         return len(rows)
+
+
+def cache_figures(path: Path) -> dict[str, Any]:
+    """What `status` says of the cache, read without opening it for writing: its vectors, its files'
+    bytes, and the day its least recently used vector was last asked for."""
+    files = [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
+    size = sum(f.stat().st_size for f in files if f.exists())
+    if not path.exists():
+        return {"vectors": 0, "bytes": 0, "oldest_use": None, "max_age_days": MAX_AGE_DAYS}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            count, oldest = db.execute("SELECT COUNT(*), MIN(used) FROM embed_cache").fetchone()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return {"vectors": None, "bytes": size, "oldest_use": None, "max_age_days": MAX_AGE_DAYS}
+    day = time.strftime("%Y-%m-%d", time.localtime(oldest)) if oldest else None
+    return {"vectors": count, "bytes": size, "oldest_use": day, "max_age_days": MAX_AGE_DAYS}
 
 
 def scrub(db: sqlite3.Connection) -> None:

@@ -7,6 +7,7 @@ import datetime as dt
 import os
 import sqlite3
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from memvault.vault.days import figures, read_day
@@ -78,7 +79,14 @@ def vault_status(layout: Layout) -> dict[str, Any]:
         if last
         else None,
         "today": _today(layout),
+        "embedding_cache": _cache(manifest),
     }
+
+
+def _cache(manifest: Path) -> dict[str, Any]:
+    from memvault.indexer.embed_cache import cache_figures  # (sqlite alone, when status reads it)
+
+    return cache_figures(manifest.with_name("embeddings.sqlite"))  # `manifest.cache_path`
 
 
 def _today(layout: Layout) -> dict[str, Any] | None:

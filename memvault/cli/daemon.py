@@ -34,6 +34,9 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
     if vectors:
         left = f"; {vectors['rate_per_s']} chunks/s, {vectors['eta_s']} s left" if vectors.get("rate_per_s") else ""
         print(f"{'vectors':<15} {vectors['embedded']} of {vectors['total']} embedded{left}")
+    cache = status.get("embedding_cache") or {}
+    if cache:
+        print(f"{'embed cache':<15} {cache['vectors']} vectors, {cache['bytes']:,} bytes (memvault cache clear)")
     for failure in status["failures"]:
         print(f"failed          {failure['reason']}")
     for name, m in memory.items():

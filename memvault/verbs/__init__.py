@@ -28,7 +28,7 @@ class Verb(NamedTuple):
 BOTH = ("cli", "mcp")
 VERBS: dict[str, Verb] = {
     "ping": Verb("index.ping"), "status": Verb("index.status"), "reindex": Verb("index.reindex"),
-    "verify": Verb("index.verify"), "events": Verb("index.events"),
+    "verify": Verb("index.verify"), "events": Verb("index.events"), "cache": Verb("cache.cache", ("cli",)),
     "search": Verb("query.search"), "context": Verb("context.context"),
     "note": Verb("notes.note"), "remember": Verb("notes.remember"), "get": Verb("notes.get"),
     "sections": Verb("notes.sections", BOTH),
