@@ -148,13 +148,13 @@ class Scopes:
             counts.update(listed.tags)
         return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 
-    def export(self, scope: str = "all") -> dict[str, Any]:
+    def export(self, scope: str = "all", conversation: str | None = None) -> dict[str, Any]:
         """memvault's export document (`vault.exchange.export_document`) of every vault of the scope,
-        each entry labelled with its `scope`."""
+        each entry labelled with its `scope`; `conversation`: that conversation's entries alone."""
         from memvault.vault.exchange import export_document
         from memvault.verbs.exchange import Export
 
-        done = [(name, vault.run(Export())) for name, vault in self.read(scope)]
+        done = [(name, vault.run(Export(conversation))) for name, vault in self.read(scope)]
         rows = [{"scope": name, **entry} for name, reply in done for entry in reply.entries]
         days = [{"scope": name, **day} for name, reply in done for day in reply.days]
         skipped = [("" if name == "project" else f"[{name}] ") + why for name, reply in done for why in reply.skipped]

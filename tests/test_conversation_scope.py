@@ -40,3 +40,13 @@ def test_memory_list_takes_a_conversation(layout, cli, user_root):
         assert tools["memory_list"].input_schema["properties"]["conversation"]["description"]
 
     run_session(layout, user_root, body)
+
+
+def test_export_narrows_to_one_conversation(layout, cli):
+    _two_conversations(cli)
+    document = json.loads(cli("export", "--conversation", "conv-b").stdout)
+    assert document["count"] == len(document["entries"]) >= 1 and document["days"] == []
+    assert all(e["conversation"] == "conv-b" for e in document["entries"])
+    assert any("talk conv-b" in e["text"] for e in document["entries"])
+    everything = json.loads(cli("export").stdout)
+    assert everything["count"] > document["count"] and everything["days"] is not None

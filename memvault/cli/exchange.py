@@ -46,7 +46,7 @@ def cmd_import(args: argparse.Namespace, vault: Vault) -> int:
 
 def cmd_export(args: argparse.Namespace, vault: Vault) -> int:
     with Scopes(vault) as scopes:
-        document = scopes.export(args.scope)
+        document = scopes.export(args.scope, args.conversation)
     if args.format == "kinetaios":
         from memvault.vault.kinetaios import kinetaios_document
 
@@ -84,6 +84,7 @@ def add_commands(add: Add) -> None:
 
     p = add("export", cmd_export, "every entry with its text, section, key, tags, place and day, as JSON")
     p.add_argument("--scope", choices=READ_SCOPES, default="all", help="the project vault, the user vault, or both")
+    p.add_argument("--conversation", metavar="ID", help="only the entries of this conversation ([conversation:: ID])")
     p.add_argument("--format", choices=("json", "jsonl", "kinetaios"), default="json",
                    help="one JSON document, a header line and one entry per line, or KinetAios's "
                         "{version, exportedAt, memories} (which `import` reads)")  # fmt: skip

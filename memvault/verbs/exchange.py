@@ -56,7 +56,10 @@ class Import(Request, op="import", reply=Imported, writes=True, timeout=3600.0):
 
 @dataclass(frozen=True)
 class Export(Request, op="export", reply=Exported, timeout=600.0):
-    """Every entry of the vault, with its text, section, key, tags, place and day."""
+    """Every entry of the vault, with its text, section, key, tags, place and day; with `conversation`,
+    only that conversation's (`[conversation:: ID]`: seed 000's "this conversation" scope)."""
+
+    conversation: str | None = None
 
 
 def import_memories(rt: WriteRuntime, request: Import) -> Imported:
@@ -68,5 +71,9 @@ def import_memories(rt: WriteRuntime, request: Import) -> Imported:
 
 def export(rt: WriteRuntime, request: Export) -> Exported:
     failed: list[str] = []
-    return Exported(export_entries(rt.layout, failed), export_days(rt.layout), failed)
+    entries = export_entries(rt.layout, failed)
+    if request.conversation is not None:  # its entries alone; the days' summaries say whole days, so none
+        entries = [e for e in entries if e.get("conversation") == request.conversation]
+        return Exported(entries, [], failed)
+    return Exported(entries, export_days(rt.layout), failed)
 
