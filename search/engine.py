@@ -30,12 +30,13 @@ from memvault.search.fallback import substring_search
 from memvault.search.fresh import AsIndexed, Freshness
 from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
-from memvault.search.join import JOIN_POOL, Place, content_words, join_runs, joinable, run_text
+from memvault.search.join import JOIN_POOL, Place, answers_beside, content_words, join_runs, joinable, run_text
 from memvault.search.option_table import DATES_AUTO
 from memvault.search.options import SearchOptions
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
 from memvault.vault.cjk import cjk_share, script_of
+from memvault.vault.entries import one_line
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 
@@ -323,9 +324,9 @@ class Searcher:
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
         floor, words = relevance_floor(self.index.embedder.name, script_of(query)), content_words(terms)
-
-        def answering(cid: str) -> bool:
-            return by_id[cid].scores.get("vector", -1.0) >= floor or not words.isdisjoint(tokenize(rows[cid].text))
+        cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores}
+        # its own words: a key or a saved day says nothing of the fact
+        answering = answers_beside(lambda cid: not words.isdisjoint(tokenize(one_line(rows[cid].text))), cosines, floor)
 
         rows: dict[str, ChunkRow] = {}
         places: dict[str, Place] = {}

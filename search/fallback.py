@@ -18,6 +18,7 @@ from memvault.search.hits import Hit, about_unit
 from memvault.search.join import Place, Run, content_words, join_runs, joinable, run_text
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.vault.chunking import chunk_note
+from memvault.vault.entries import one_line
 from memvault.vault.errors import NoteReadError
 from memvault.vault.fileio import read_note
 from memvault.vault.model import Chunk, Note
@@ -83,7 +84,7 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
     order = [chunk.id for _, chunk, _ in found]
     places = {cid: Place(c.path, c.heading, c.start_line, c.end_line, joinable(c.unit, c.superseded, c.corrects))
               for cid, (c, _) in by_id.items()}  # fmt: skip
-    runs = join_runs(order, places, lambda cid: not words.isdisjoint(tokenize(by_id[cid][0].text)))
+    runs = join_runs(order, places, lambda cid, _: not words.isdisjoint(tokenize(one_line(by_id[cid][0].text))))
 
     def held(run: Run) -> int:  # the query's words a run holds, in any of its entries
         if len(run.members) == 1:

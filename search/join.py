@@ -5,10 +5,14 @@ three lines of one exchange: the question asked and its reply, a fact and the on
 as separate hits they take as many of the caller's slots and repeat their heading; joined, one hit
 shows the run of lines (up to `JOIN_LINES`, taking in at most `JOIN_GAP` lines between them) and the
 slots go to other places. A candidate joins an earlier-ranked hit when it ranks among the first
-`JOIN_POOL` and answers the query itself: it holds one of the query's words that is not a stop word,
-or its cosine reaches the model's relevance floor. A neighbour that only filled a list stays out
-(every chunk of a small vault is a dense candidate, and "for" a BM25 one). Corrections and superseded
-entries are never joined: the newer fact goes right above the older one, each its own hit.
+`JOIN_POOL` and answers the query itself: its own words (not its fields) hold one of the query's
+words that is not a stop word, or its cosine reaches the model's relevance floor and comes within
+`JOIN_COSINE` of its lead's. The floor alone is not enough: it tells whether a vault holds anything
+relevant, and with the default model every entry of a small English section reaches it, so the backup
+retention joined the test Redis port (issue 44); an answer stands out of that band, its unrelated
+neighbours do not. A neighbour that only filled a list stays out (every chunk of a small vault is a
+dense candidate, and "for" a BM25 one). Corrections and superseded entries are never joined: the newer
+fact goes right above the older one, each its own hit.
 
 Chosen on LoCoMo (`bench/results/README.md`, issue 26): ten hits of one entry each found 0.771 of
 the evidence turns in 10 lines; joined, 0.874 in 32 lines (sections of 5 lines had found 0.878 in 55).
@@ -27,6 +31,9 @@ from memvault.vault.entries import entries_in, entry_id
 JOIN_POOL = 50  # a neighbour joins only from the first this many candidates
 JOIN_GAP = 2  # lines between two entries of one hit (read as its context)
 JOIN_LINES = 8  # the longest run of lines a join makes
+# how far below its lead's cosine a neighbour joining on its cosine alone may be: the default model put an
+# answer 0.05-0.10 above its section's unrelated entries, which sat within 0.01 of each other (issue 44)
+JOIN_COSINE = 0.03
 
 
 class Place(NamedTuple):
@@ -69,10 +76,25 @@ class Run:
         self.members.append(cid)
 
 
-def join_runs(order: Sequence[str], places: dict[str, Place], answers: Callable[[str], bool]) -> list[Run]:
+def answers_beside(words: Callable[[str], bool], cosines: dict[str, float], floor: float) -> Callable[[str, str], bool]:
+    """Whether a candidate answers the query beside its run's lead: its own text holds a query word
+    (`words`), or its cosine reaches `floor` and comes within `JOIN_COSINE` of the lead's."""
+
+    def answers(cid: str, lead: str) -> bool:
+        if words(cid):
+            return True
+        cosine, lead_cosine = cosines.get(cid), cosines.get(lead)
+        if cosine is None or cosine < floor:
+            return False
+        return lead_cosine is None or cosine >= lead_cosine - JOIN_COSINE
+
+    return answers
+
+
+def join_runs(order: Sequence[str], places: dict[str, Place], answers: Callable[[str, str], bool]) -> list[Run]:
     """The candidates `order` (ids, best first; those without a place are left out) as runs, in their
     leads' order. A candidate joins the first run of its note's section that it lies next to, or leads
-    its own; `answers` is asked only of a candidate that could join."""
+    its own; `answers` (the candidate, the run's lead) is asked only of a candidate that could join."""
     runs: list[Run] = []
     open_runs: dict[tuple[str, tuple[str, ...]], list[Run]] = {}  # (path, heading) -> its runs of entries
     for rank, cid in enumerate(order):
@@ -82,7 +104,7 @@ def join_runs(order: Sequence[str], places: dict[str, Place], answers: Callable[
         section = (place.path, place.heading)
         if place.joinable and rank < JOIN_POOL:
             into = next((r for r in open_runs.get(section, []) if r.takes(place)), None)
-            if into is not None and answers(cid):
+            if into is not None and answers(cid, into.lead):
                 into.add(cid, place)
                 continue
         run = Run(cid, place.path, place.start_line, place.end_line, [cid])
