@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The two commands of README.md: `./dev.sh demo` and `./dev.sh test`.
-# Both install everything into .venv first (creating it with the system python3 if absent).
+# The two commands of README.md: `./dev.sh demo` and `./dev.sh test`; and `./dev.sh docs [--check]`, which
+# writes (or checks) the reference pages docs/reference/ from the code (`python -m memvault.docs`).
+# Each installs everything into .venv first (creating it with the system python3 if absent).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,5 +44,6 @@ ensure_venv
 case "${1:-demo}" in
     demo) demo ;;
     test) shift; run_tests "$@" ;;
-    *) echo "usage: ./dev.sh [demo|test [pytest args]]" >&2; exit 2 ;;
+    docs) shift; exec .venv/bin/python -m memvault.docs "$@" ;;
+    *) echo "usage: ./dev.sh [demo|test [pytest args]|docs [--check]]" >&2; exit 2 ;;
 esac

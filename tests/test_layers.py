@@ -19,7 +19,7 @@ FRONT_DOOR_RANK = {
     "memvault.protocol": 0, "memvault.verbs": 1, "memvault.llm": 1, "memvault.local": 2, "memvault.daemon": 2,
     "memvault.api": 3, "memvault.render": 3, "memvault.scopes": 3, "memvault.answers": 3,
     "memvault": 4, "memvault.batch": 4, "memvault.cli": 4, "memvault.mcp": 4,
-    "memvault.hooks": 4, "memvault.web": 4,
+    "memvault.hooks": 4, "memvault.web": 4, "memvault.docs": 5,
 }  # fmt: skip
 MAX_LINES = 400
 

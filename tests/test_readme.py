@@ -1,5 +1,5 @@
-"""README.md's command table (under "## Using it") and the parser agree: every command has a row, and
-every row names a command the parser has."""
+"""The command table (docs/getting-started.md, under "## Using it"; README.md links to it) and the parser
+agree: every command has a row, and every row names a command the parser has."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memvault.cli.parser import build_parser
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GETTING_STARTED = Path(__file__).resolve().parents[1] / "docs" / "getting-started.md"
 
 
 def _parser_commands() -> set[str]:
@@ -41,11 +41,11 @@ def test_the_table_parser_reads_a_row_of_several_commands():
     assert sorted(_table_commands(text)) == ["approve", "forget", "reject", "review"]
 
 
-def test_every_command_has_a_row_in_the_readme_and_every_row_a_command():
-    named = _table_commands(README.read_text(encoding="utf-8"))
+def test_every_command_has_a_row_in_the_table_and_every_row_a_command():
+    named = _table_commands(GETTING_STARTED.read_text(encoding="utf-8"))
     commands = _parser_commands()
     assert len(named) >= 10, "the command table under '## Using it' was not found"
     missing = sorted(commands - named.keys())
     unknown = {name: rows for name, rows in named.items() if name not in commands}
-    assert not missing, f"commands with no row in README.md's table under '## Using it': {missing}"
-    assert not unknown, f"README.md's table names commands the parser lacks: {unknown}"
+    assert not missing, f"commands with no row in docs/getting-started.md's table under '## Using it': {missing}"
+    assert not unknown, f"docs/getting-started.md's table names commands the parser lacks: {unknown}"
