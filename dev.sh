@@ -30,6 +30,7 @@ demo() {
 
 run_tests() {
     .venv/bin/ruff check .
+    .venv/bin/ruff format --check .
     local rc=0
     # two workers: many tests wait on real subprocesses (daemons, crash points, the MCP server, the model loading)
     .venv/bin/python -m pytest -q -n 2 "$@" || rc=$?

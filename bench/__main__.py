@@ -49,15 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--search-options", type=_runs, metavar="JSON|NAME",
                    help='runs instead of modes: {"label": {search options}, ...} or a preset (time)')  # fmt: skip
     q.add_argument("--keep", type=Path, metavar="DIR", help="index into DIR/<set>/<n> and keep it for the next run")
-    q.add_argument("--server", action="store_true",
-                   help="each run through a server collection too (local mode), asked with no local index")
+    q.add_argument(
+        "--server",
+        action="store_true",
+        help="each run through a server collection too (local mode), asked with no local index",
+    )
     sub.add_parser("speed", help="index, reindex, edit-to-searchable, query latency and RSS (see bench/speed.py)")
     sub.add_parser("matrix", help="embedders x modes and tokenizer variants on every set (see bench/matrix.py)")
     sub.add_parser("recall", help="relevance floor and context recall on LoCoMo (see bench/recall.py)")
     sub.add_parser("fill", help="a new vault's first minutes: first answers, recall as vectors fill (bench/fill.py)")
     sub.add_parser("fusion", help="fusion functions on the same candidates, chosen leave-one-set-out (bench/fusion.py)")
     sub.add_parser("agent", help="what an agent is given each turn, through the hook (see bench/agent.py)")
-    sub.add_parser("offtopic", help="which signal tells \"nothing relevant\", English and Chinese (bench/offtopic.py)")
+    sub.add_parser("offtopic", help='which signal tells "nothing relevant", English and Chinese (bench/offtopic.py)')
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
     sub.add_parser("startup", help="CLI commands as whole processes, memvault and qmd in turns (bench/startup.py)")
     sub.add_parser("tokens", help="jieba's tokens from the prepared words and the whole dictionary (bench/tokens.py)")

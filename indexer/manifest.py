@@ -34,7 +34,7 @@ OLDER = ("1", "2", "3", "4")
 REBUILDING = "rebuilding"  # meta: a server collection's points are being deleted (`Index.reset("rebuild")`)
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
-_SCHEMA = """
+_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
@@ -49,7 +49,8 @@ CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
 CREATE INDEX IF NOT EXISTS chunks_script ON chunks(script, embedded);
-""" + postings.SCHEMA
+"""
+_SCHEMA = _TABLES + postings.SCHEMA
 # SQLite's planner counts through the covering (script, embedded) index, every chunk (30 ms at 100k
 # chunks, in every hybrid search); the partial index holds only the waiting ones
 WAITING_COUNT = "SELECT COUNT(*) FROM chunks INDEXED BY chunks_waiting WHERE embedded = 0"
@@ -79,8 +80,10 @@ class Manifest:
             if schema in OLDER and create:  # an older format: keep the vectors, rebuild the rest from the notes
                 cache = EmbedCache(cache_path(path))
                 cache.adopt(self.db)  # the first format kept them in the manifest
-                log.warning(f"{path}: the index format changed; rebuilding it from the notes "
-                            f"({cache.size()} cached vectors kept)")
+                kept = cache.size()
+                log.warning(
+                    f"{path}: the index format changed; rebuilding it from the notes ({kept} cached vectors kept)"
+                )
                 cache.close()
                 self.recreate()
                 self.upgraded = True

@@ -109,8 +109,18 @@ class SearchResult:
 # The documented shape of `search --json` (one object) and of each `--batch` line (plus "id").
 HIT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["path", "start_line", "end_line", "heading", "snippet", "score", "ranks", "scores", "text",
-                 "chunk_id"],
+    "required": [
+        "path",
+        "start_line",
+        "end_line",
+        "heading",
+        "snippet",
+        "score",
+        "ranks",
+        "scores",
+        "text",
+        "chunk_id",
+    ],
     "properties": {
         "scope": {"type": "string", "enum": ["project", "user"]},  # which vault (when both were read)
         "path": {"type": "string"},

@@ -121,7 +121,8 @@ def test_top_keeps_ties_and_respects_allowed_before_the_cut():
         best = corpus.reader.top(["apple"], 1, python=python)
         assert sorted(s for s, _ in best) == sorted([slot["d19"], slot["twin"]])
         assert corpus.reader.top(["apple", "pad"], 3, sorted(allowed.tolist()), python=python) == (
-            corpus.reader.top(["apple", "pad"], 3, allowed, python=not python))
+            corpus.reader.top(["apple", "pad"], 3, allowed, python=not python)
+        )
 
 
 def test_a_reader_past_its_memory_cap_still_scores_exactly(monkeypatch):

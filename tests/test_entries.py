@@ -245,8 +245,17 @@ def test_one_fact_is_one_entry_whatever_tags_or_key_each_save_gave_it(layout, cl
 def test_hostile_keys_and_tags_are_one_line_refusals(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
     before = (layout.root / "MEMORY.md").read_bytes()
-    for flag, value in (("--key", "a\nb"), ("--key", "a::b"), ("--key", "k" * 10_000), ("--key", "../x"),
-                        ("--key", "a]b"), ("--tag", "a\nb"), ("--tag", "x::y"), ("--tag", "a/b"), ("--tag", "12")):
+    for flag, value in (
+        ("--key", "a\nb"),
+        ("--key", "a::b"),
+        ("--key", "k" * 10_000),
+        ("--key", "../x"),
+        ("--key", "a]b"),
+        ("--tag", "a\nb"),
+        ("--tag", "x::y"),
+        ("--tag", "a/b"),
+        ("--tag", "12"),
+    ):
         result = cli("remember", "--type", "preference", flag, value, "a fact")
         assert result.returncode == 2, (value, result.stdout)
         assert result.stderr.startswith("memvault: error: ") and result.stderr.count("\n") == 1, result.stderr
@@ -319,8 +328,10 @@ def test_a_multi_line_entry_with_heading_or_fence_lines_stays_one_entry(layout, 
     rows = json.loads(cli("list", "--json", "--section", "Solutions").stdout)["entries"]
     assert [r["text"] for r in rows] == ["first line\n## not a heading\n```\nmore", "second fact"]
     sections = [line.rsplit(None, 1) for line in cli("sections").stdout.splitlines()]
-    assert [(title.strip(), count) for title, count in sections][2:4] == [("Solutions", "2"),
-                                                                          ("Technical Discoveries", "0")]
+    assert [(title.strip(), count) for title, count in sections][2:4] == [
+        ("Solutions", "2"),
+        ("Technical Discoveries", "0"),
+    ]
 
 
 def test_a_key_matches_as_typed_then_folded_and_a_hit_source_names_its_entry(layout, cli):

@@ -181,10 +181,12 @@ def test_export_import_export_carries_days_summaries_and_undated_entries_and_kin
     (tmp_path / "k.json").write_text(json.dumps(kinetaios), encoding="utf-8")
     third = tmp_path / "third"
     third.mkdir()
-    assert _imported(cli("import", str(tmp_path / "k.json"), "--json", env={"MEMVAULT_VAULT": str(third)}))[
-        "imported"
-    ] == 4
+    assert (
+        _imported(cli("import", str(tmp_path / "k.json"), "--json", env={"MEMVAULT_VAULT": str(third)}))["imported"]
+        == 4
+    )
     back = exported(third, "--format", "kinetaios")["memories"]
+
     def days(memories: list[dict]) -> list[tuple]:  # an undated memory entered the vault today; a day has no times
         now = dt.datetime.now().timestamp() * 1000
         return sorted((m["content"], dt.date.fromtimestamp(m.get("createdAt", now) / 1000), m.get("conversationId", ""))
@@ -304,8 +306,9 @@ def test_a_malformed_file_is_one_line_and_changes_nothing(layout, cli, tmp_path,
         "content-not-string.json": json.dumps({"memories": [*good, {"content": 5}]}).encode(),
         "bad-date.json": json.dumps({"memories": [*good, {"content": "x", "createdAt": "last Tuesday"}]}).encode(),
         "list-of-numbers.json": b'["fine", 2]',
-        "bad-conversation.json": json.dumps({"memories": [*good, {"content": "x", "conversationId": "a] [k:: v"}]})
-        .encode(),
+        "bad-conversation.json": json.dumps(
+            {"memories": [*good, {"content": "x", "conversationId": "a] [k:: v"}]}
+        ).encode(),
         "future-version.json": b'{"memvault_export": 2, "entries": []}',
         "tags-not-list.json": b'{"memvault_export": 1, "entries": [{"text": "a", "tags": "x"}]}',
         "bad-jsonl.jsonl": b'{"memvault_export": 1}\n{"text": "a"}\n{oops\n',

@@ -84,6 +84,7 @@ async def _extract(session: ClientSession, layout) -> None:
 
 def test_a_long_transcript_makes_a_short_review_queue(layout, user_root, cli):
     assert cli("init", "--lang", "en").returncode == 0
+
     async def body(session) -> None:
         await _extract(session, layout)
 

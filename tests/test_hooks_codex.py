@@ -29,7 +29,7 @@ def test_install_writes_codex_hooks_json_and_uninstall_restores_it(layout, cli, 
     hooks = tmp_path / "codex" / "hooks.json"
     hooks.parent.mkdir()
     audit = '{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}'
-    theirs = '{\n  "hooks": {\n    "PreToolUse": [' + audit + ']\n  }\n}\n'
+    theirs = '{\n  "hooks": {\n    "PreToolUse": [' + audit + "]\n  }\n}\n"
     hooks.write_text(theirs)
     done = cli("hooks", "install", "codex", "--settings", str(hooks))
     assert done.returncode == 0 and done.stdout.startswith(f"added {len(CODEX_EVENTS)} hooks"), done

@@ -130,8 +130,16 @@ def _modules_after(statement: str) -> set[str]:
 
 def test_substring_fallback_needs_no_numpy_and_no_store():
     loaded = _modules_after("import memvault.search.fallback")
-    assert not {"numpy", "memvault.indexer.vectors", "memvault.indexer.index", "memvault.indexer.reconcile",
-                       "memvault.indexer.embedders.base"} & loaded
+    assert (
+        not {
+            "numpy",
+            "memvault.indexer.vectors",
+            "memvault.indexer.index",
+            "memvault.indexer.reconcile",
+            "memvault.indexer.embedders.base",
+        }
+        & loaded
+    )
 
 
 def test_naming_every_embedder_loads_no_model_package():

@@ -44,8 +44,9 @@ def test_markup_in_a_remembered_text_is_text_and_the_key_stays_free(layout, cli)
     assert found.returncode == 0, found.stderr
     # a field a person types into the note is still a field
     with open(layout.memory_md, "a", encoding="utf-8") as fh:
-        fh.write("\n## Hand\n\n- Typed by hand [key:: hand] <!-- saved 2024-02-03 -->\n"
-                 "- Old one [superseded:: 2024-02-04]\n")
+        fh.write(
+            "\n## Hand\n\n- Typed by hand [key:: hand] <!-- saved 2024-02-03 -->\n- Old one [superseded:: 2024-02-04]\n"
+        )
     (hand, old) = _entries(cli, "--section", "Hand")
     assert (hand["key"], hand["date"], old["superseded"]) == ("hand", "2024-02-03", "2024-02-04")
     updated = cli("remember", "--section", "Notes", "--key", "hand", "Another")
@@ -75,4 +76,5 @@ def test_an_mcp_save_and_a_conversation_title_and_message_save_text(layout, cli,
     assert "ok <!-- saved 2020-01-02 -->" in summary.fact
     stable = cli("context", "--json")  # a prompt is given what was said
     assert stable.returncode == 0 and [s["text"] for s in json.loads(stable.stdout)["stable"]][:1] == [
-        f"Agent wrote {SAID}"]
+        f"Agent wrote {SAID}"
+    ]

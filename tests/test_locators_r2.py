@@ -72,4 +72,3 @@ def test_mcp_memory_forget_and_correct_refuse_an_empty_match_or_place(one_entry,
     for said in anyio.run(calls):
         assert "\n" not in said and " is empty" in said and "memory_search finds it" not in said, said
     assert layout.memory_md.read_bytes() == one_entry
-

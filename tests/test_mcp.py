@@ -56,8 +56,16 @@ async def _tools(session: ClientSession) -> None:
     assert hints["memory_save"] == (False, False) and tools["memory_save"].annotations.idempotent_hint
     saved = _data(await session.call_tool("memory_save", {
         "text": "The staging database is on port 6543", "type": "config", "key": "staging-db"}))  # fmt: skip
-    assert saved == {"path": "MEMORY.md", "section": "Configuration", "status": "added", "trashed": None,
-                     "superseded": None, "created_section": False, "indexed": True, "scope": "project"}
+    assert saved == {
+        "path": "MEMORY.md",
+        "section": "Configuration",
+        "status": "added",
+        "trashed": None,
+        "superseded": None,
+        "created_section": False,
+        "indexed": True,
+        "scope": "project",
+    }
     sections = _data(await session.call_tool("memory_sections", {}))["sections"]
     assert {k: v for k, v in sections[-1].items() if k != "line"} == {"title": "Configuration", "items": 1}
     assert (await session.call_tool("memory_sections", {"scope": "user"})).is_error  # no user vault yet

@@ -51,8 +51,20 @@ def test_defaults_and_the_wire_round_trip():
     assert SearchOptions() == build_options() == options_from({})
     assert {o.attr: getattr(SearchOptions(), o.attr) for o in OPTIONS if o.default is not None} == {
         o.attr: o.default for o in OPTIONS if o.default is not None}  # fmt: skip
-    given = build_options(mode="bm25", limit=7, per_doc=0, date_from="2026-01-01", kind=["daily"], tag="#x",
-                          path="./notes/", min_similarity="auto", decay=30, mmr=0.5, dates="off", fusion="rrf")
+    given = build_options(
+        mode="bm25",
+        limit=7,
+        per_doc=0,
+        date_from="2026-01-01",
+        kind=["daily"],
+        tag="#x",
+        path="./notes/",
+        min_similarity="auto",
+        decay=30,
+        mmr=0.5,
+        dates="off",
+        fusion="rrf",
+    )
     assert options_from(given.to_public()) == given
     assert given.to_public()["from"] == "2026-01-01" and given.date_from == dt.date(2026, 1, 1)
     assert given.filters.kinds == ("daily",) and given.filters.tag == "x" and given.filters.path_prefix == "notes/"

@@ -179,7 +179,8 @@ def test_python_api(layout):
         assert local.source == "bm25" and local.hits[0].chunk_id and "staging" in local.hits[0].text
         wire = SearchResult.from_json(json.loads(json.dumps(local.to_json())))  # what a daemon's client rebuilds
         assert [dataclasses.replace(h, score=0.0, scores={}) for h in wire.hits] == [
-            dataclasses.replace(h, score=0.0, scores={}) for h in local.hits]
+            dataclasses.replace(h, score=0.0, scores={}) for h in local.hits
+        ]
         v.note("A second note about staging.")
         assert v.index().files_changed == 1  # index() releases the searcher's lock first
         assert "A second note about staging" in v.search("second note staging", kind="daily")[0].text

@@ -41,8 +41,9 @@ EXPORT_MARK = "memvault_export"
 EXPORT_VERSION = 1
 DEFAULT_SECTION = IMPORTED_SECTION
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
-SHAPES = ('a KinetAios export {"memories": [...]}, a memvault export {"memvault_export": 1, ...} '
-          "or a JSON list of strings")
+SHAPES = (
+    'a KinetAios export {"memories": [...]}, a memvault export {"memvault_export": 1, ...} or a JSON list of strings'
+)
 
 
 @dataclass(frozen=True)

@@ -179,8 +179,9 @@ def add_commands(add: Add) -> None:
     )
     p.add_argument("--embedder", help="embedding model for the index it owns")
     p.add_argument("--tokenizer", help="BM25 tokenizer for the index it owns")
-    p.add_argument("--qdrant-url", default=argparse.SUPPRESS, metavar="URL",
-                   help="a Qdrant server instead of the embedded store")
+    p.add_argument(
+        "--qdrant-url", default=argparse.SUPPRESS, metavar="URL", help="a Qdrant server instead of the embedded store"
+    )
     p.add_argument("--json", action="store_true")
 
     p = add("status", cmd_status, "files on disk against what is indexed")

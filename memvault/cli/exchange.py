@@ -77,8 +77,11 @@ def _partial(skipped: list[str]) -> int:
 def add_commands(add: Add) -> None:
     p = add("import", cmd_import, "import memories: a KinetAios export, a JSON list of strings, or memvault's export")
     p.add_argument("file", help="the JSON (or memvault JSON-lines) file")
-    p.add_argument("--section", default=IMPORTED_SECTION,
-                   help=f"MEMORY.md section for memories without a place of their own (default {IMPORTED_SECTION})")
+    p.add_argument(
+        "--section",
+        default=IMPORTED_SECTION,
+        help=f"MEMORY.md section for memories without a place of their own (default {IMPORTED_SECTION})",
+    )
     p.add_argument("--scope", choices=SCOPES, default="project", help="the vault to import into (default project)")
     p.add_argument("--json", action="store_true", help="one JSON object: imported, skipped, refused, paths")
 

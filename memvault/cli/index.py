@@ -30,8 +30,12 @@ def add_index_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer", help="BM25 tokenizer: search|lcut, +stop, +stem (e.g. lcut+stop+stem; changing it re-tokenises)"
     )
-    p.add_argument("--qdrant-url", default=argparse.SUPPRESS, metavar="URL",
-                   help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)")
+    p.add_argument(
+        "--qdrant-url",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help="a Qdrant server or cluster instead of the embedded store ($QDRANT_API_KEY)",
+    )
 
 
 def print_indexed(stats: dict[str, Any], as_json: bool) -> None:

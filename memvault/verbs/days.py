@@ -141,4 +141,3 @@ def retention(rt: WriteRuntime, request: Retention) -> RetentionReply:
     done = run_retention(rt.layout, days, apply=request.apply)
     indexed = rt.written(done.moved) if request.apply and done.moved else False
     return RetentionReply(done.days, done.moved, done.kept, done.dry_run, indexed, done.holding)
-

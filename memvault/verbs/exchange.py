@@ -76,4 +76,3 @@ def export(rt: WriteRuntime, request: Export) -> Exported:
         entries = [e for e in entries if e.get("conversation") == request.conversation]
         return Exported(entries, [], failed)
     return Exported(entries, export_days(rt.layout), failed)
-

@@ -9,8 +9,11 @@ import json
 def test_restore_after_retention_brings_back_the_whole_day(layout, cli):
     assert cli("init", "--lang", "en").returncode == 0
     day, rel = "2024-03-05", "daily/2024-03-05.md"
-    (layout.root / rel).write_text(f"---\ndate: {day}\nindex: a quiet Tuesday\n---\n# {day}\n\n## Conversations\n\n"
-                                   "- first thing that day\n- second thing that day\n", encoding="utf-8")
+    (layout.root / rel).write_text(
+        f"---\ndate: {day}\nindex: a quiet Tuesday\n---\n# {day}\n\n## Conversations\n\n"
+        "- first thing that day\n- second thing that day\n",
+        encoding="utf-8",
+    )
     before = (layout.root / rel).read_text(encoding="utf-8")
     forgot = cli("forget", "--match", "first thing")
     assert forgot.returncode == 0, forgot.stderr
