@@ -76,6 +76,9 @@ def test_one_hook_command_serves_each_sessions_project(tmp_path: Path, user_root
         assert start.returncode == 0, start.stderr
         given = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
         assert fact in given and other not in given
+    _git("worktree", "add", "-q", "-b", "feature", str(tmp_path / "shop-feature"), cwd=shop)
+    in_worktree = _hook("SessionStart", tmp_path / "shop-feature" / "src", runs_in=elsewhere, source="startup")
+    assert "tabs over spaces" in json.loads(in_worktree.stdout)["hookSpecificOutput"]["additionalContext"]
     _cli("daemon", "stop", cwd=shop)
     _cli("daemon", "stop", cwd=blog)
     bare = _repo(tmp_path / "scratch", None)
