@@ -251,6 +251,8 @@ def test_health_plots_the_entries_and_shows_the_daemons_events_as_they_happen(
     assert "daily notes" in numbers and "9" in numbers
     assert not browser.find_elements(By.CSS_SELECTOR, "meta[http-equiv='refresh']")
     assert "no daemon serves" in browser.find_element(By.ID, "events-user").text
+    recall = browser.find_element(By.ID, "recall-project").text  # seed 002's /memory status figures
+    assert "recall errors 0" in recall and "stable block 2 entries" in recall, recall
     WebDriverWait(browser, 60, 1).until(lambda d: d.refresh() or d.find_elements(By.CSS_SELECTOR,
                                         "#events-project tbody tr"))  # the daemon's first pass  # fmt: skip
     kinds = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#events-project td.kind")]

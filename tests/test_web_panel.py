@@ -252,6 +252,10 @@ def test_the_prompt_blocks_are_the_context_verbs(browser: Any, tmp_path: Path) -
                                capture_output=True, text=True, timeout=120)  # fmt: skip
         nothing = browser.find_element(By.ID, "hook-prompt")
         assert (quiet.stdout == "") == nothing.text.startswith("nothing"), (quiet.stdout, nothing.text)
+        asked = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#recent-prompts a")]
+        assert asked == ["lgtm, ship it", prompt]  # newest first, to pick one again
+        _submit(browser, By.LINK_TEXT, prompt)
+        assert browser.find_element(By.ID, "blocks").get_attribute("textContent") == expected["text"]
 
 
 def test_days_a_day_and_health(browser: Any, panel: dict[str, Any]) -> None:

@@ -41,6 +41,7 @@ def build_app(scopes: Scopes, session: Session) -> Guard:
     app = Starlette(routes=routes, exception_handlers={MemvaultError: _refused})
     app.state.scopes = scopes
     app.state.session = session
+    app.state.recent_prompts = []
     return Guard(app, session)
 
 

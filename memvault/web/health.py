@@ -47,7 +47,13 @@ def vault_health(name: str, vault: Vault, today: dt.date) -> dict[str, Any]:
         rows, problem = [], str(exc)
     days, sections = day_counts(rows, today, DAYS_PLOTTED), section_counts(rows)
     events, no_events = latest_events(vault, today)
+    try:  # recall's hits and errors, the stable block (seed 002's /memory status)
+        from memvault.verbs.entries import Overview
+
+        memory: dict[str, Any] | None = vault.run(Overview()).to_json()
+    except MemvaultError:
+        memory = None
     return {"scope": name, "root": str(vault.root), "status": status, "daemon": vault.daemon_status(),
             "entries_problem": problem, "days": [(d, n) for d, n in days if n], "sections": sections,
             "day_chart": day_chart(days, f"chart-days-{name}"), "section_chart": section_chart(sections,
-            f"chart-sections-{name}"), "events": events, "no_events": no_events}  # fmt: skip
+            f"chart-sections-{name}"), "events": events, "no_events": no_events, "memory": memory}  # fmt: skip

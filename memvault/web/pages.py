@@ -16,6 +16,7 @@ from memvault.web.render import page
 from memvault.web.rows import named, narrowed, paged
 
 PAGE_SIZE = 100
+RECENT_PROMPTS = 10  # the inspector's prompts kept while the panel runs, to ask again in one click
 
 
 def scopes_of(request: Request) -> Scopes:
@@ -108,8 +109,11 @@ def context(request: Request) -> Response:
     hooked = None
     if blocks is not None:  # what Claude Code's hooks add, by the same functions
         hooked = {"start": stable_block(blocks), "prompt": prompt_block(blocks) if prompt else None}
+    recent: list[str] = request.app.state.recent_prompts  # this panel's, newest first, to pick one again
+    if prompt:
+        recent[:] = [prompt, *[p for p in recent if p != prompt]][:RECENT_PROMPTS]
     return page("context.html", **common(request, prompt=prompt, budget=budget, scope=scope, blocks=blocks,
-                                         hooked=hooked, columns=_columns(blocks)))  # fmt: skip
+                                         hooked=hooked, columns=_columns(blocks), recent=recent))  # fmt: skip
 
 
 def _columns(blocks: dict[str, Any] | None) -> dict[str, list[str]]:
