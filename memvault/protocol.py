@@ -125,5 +125,28 @@ def summary(cls: type) -> str:
 
 
 def error_json(exc: MemvaultError) -> dict[str, Any]:
-    """An error reply carries the exit code, so a client reports it as if it had run the verb itself."""
-    return {"ok": False, "error": str(exc), "exit_code": exc.exit_code}
+    """An error reply carries the exit code and the error's class, so a client raises it as if it had run
+    the verb itself (`error_from_json`)."""
+    kind = f"{type(exc).__module__}:{type(exc).__qualname__}"
+    return {"ok": False, "error": str(exc), "exit_code": exc.exit_code, "error_type": kind}
+
+
+def error_from_json(reply: dict[str, Any], fallback: type[MemvaultError]) -> MemvaultError:
+    """The error a daemon answered, of the class it was raised as there (one of memvault's own, found by its
+    module and name), else `fallback`; its message and exit code as they were."""
+    import importlib
+
+    message, code = str(reply.get("error") or "the daemon refused the request"), reply.get("exit_code")
+    module, _, name = str(reply.get("error_type") or "").partition(":")
+    found: Any = None
+    if module.startswith("memvault.") and name and "." not in name:
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            found = None
+    cls = found if isinstance(found, type) and issubclass(found, MemvaultError) else fallback
+    exc = cls.__new__(cls)  # its own constructor may take more than a message: the message alone is what travels
+    Exception.__init__(exc, message)
+    if isinstance(code, int) and not isinstance(code, bool):
+        exc.exit_code = code
+    return exc

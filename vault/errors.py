@@ -45,6 +45,7 @@ class NoteWriteError(MemvaultError):
     full disk. The code of a note that cannot be read: a file memvault needs and cannot use."""
 
     exit_code = 4
+    strerror: str | None = None  # (also for one a daemon answered: only its message travels)
 
     def __init__(self, message: str, strerror: str | None = None) -> None:
         super().__init__(message)

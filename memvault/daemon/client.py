@@ -13,7 +13,7 @@ from typing import Any
 
 from memvault.daemon.connection import PING_TIMEOUT_S, Connection, NotOurs, TooLarge, encode
 from memvault.daemon.files import read_pid, socket_path
-from memvault.protocol import Request
+from memvault.protocol import Request, error_from_json
 from memvault.vault.errors import MemvaultError
 from memvault.vault.logger import log
 from memvault.vault.paths import Layout
@@ -142,7 +142,7 @@ class DaemonClient:
             # a kept connection the daemon closed while idle: the request never reached it, so ask again
             return self.call(request, request_id) if reused and reply is None else None
         if not reply.pop("ok", False):
-            raise DaemonError(reply.get("error") or "the daemon refused the request", reply.get("exit_code"))
+            raise error_from_json(reply, DaemonError)  # of the class it was raised as in the daemon
         return request.reply.from_json(reply)
 
     def close(self) -> None:

@@ -1,0 +1,71 @@
+"""An error keeps its type across the daemon's socket (issue 45): the API raises the same exception
+class, message and exit code whether a daemon answered or the verb ran in this process, for a verb of
+each family (notes, entries, edit, days, exchange, extract, context)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.api import Vault
+from memvault.vault.errors import MemvaultError
+from memvault.verbs.context import Context
+from memvault.verbs.days import Summary
+from memvault.verbs.edit import Edit
+from memvault.verbs.entries import Correct, Forget
+from memvault.verbs.exchange import Import
+from memvault.verbs.extract import Approve
+from memvault.verbs.notes import Get, Remember
+from tests.conftest import start_daemon, write_notes
+from tests.reliability.conftest import HASH_ENV
+
+
+def _raised(vault: Vault, request) -> MemvaultError:
+    with pytest.raises(MemvaultError) as caught:
+        vault.run(request)
+    return caught.value
+
+
+def _requests(tmp_path):
+    return [
+        Remember("x", section="## not a title"),
+        Get("daily/1999-13-40.md"),
+        Forget("no-such-key"),
+        Correct("new", "no-such-key"),
+        Edit("MEMORY.md#@000000000000", "0" * 16, "text"),
+        Summary("2026-13-01", "s"),
+        Import(str(tmp_path / "missing.json")),
+        Approve("no-such-proposal"),
+        Context("zzz", conversation="bad]id"),
+    ]
+
+
+def test_the_same_error_whether_a_daemon_answers_or_not(layout, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMVAULT_EMBEDDER", HASH_ENV["MEMVAULT_EMBEDDER"])
+    assert cli("init", "--lang", "en").returncode == 0
+    write_notes(layout, {})
+    local: list[tuple[type, str, int]] = []
+    with Vault(layout.root) as vault:
+        for request in _requests(tmp_path):
+            try:
+                vault.run(request)
+            except MemvaultError as exc:
+                local.append((type(exc), str(exc), exc.exit_code))
+            else:
+                local.append((type(None), "", 0))
+    start_daemon(cli, layout.root, env=HASH_ENV)
+    try:
+        with Vault(layout.root) as vault:
+            assert vault.daemon_status()["running"]
+            remote = []
+            for request in _requests(tmp_path):
+                try:
+                    vault.run(request)
+                except MemvaultError as exc:
+                    remote.append((type(exc), str(exc), exc.exit_code))
+                else:
+                    remote.append((type(None), "", 0))
+    finally:
+        cli("daemon", "stop", env=HASH_ENV)
+    raised = [k for k in local if k[0] is not type(None)]
+    assert len(raised) >= 7, local  # the requests are refused here: the comparison is of real errors
+    assert remote == local
