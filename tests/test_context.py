@@ -51,7 +51,7 @@ def test_the_floor_says_when_nothing_is_relevant(layout, cli):
 def test_context_blocks_core_entries_and_the_recall_cascade(layout, cli):
     _plant(cli)
     stable_only = _context(cli)
-    sections = [e["section"] for e in stable_only["stable"]]
+    sections = [e["section"] for e in stable_only["stable"] if e["section"] != "Recent days"]  # (seed 004's, last)
     assert sections == ["User Preferences"] * 3 + ["Architecture Decisions"]  # core sections only, in file order
     texts = [e["text"] for e in stable_only["stable"]]
     assert texts[2] == "Switched to Helix" and stable_only["stable"][2]["path"].startswith("daily/")  # newer wins

@@ -28,6 +28,28 @@ def catalog_path(layout: Layout, year: int) -> Path:
     return layout.root / CATALOG_DIR / f"{year}.tsv"
 
 
+def recent_summaries(layout: Layout, today: dt.date, days: int) -> list[tuple[dt.date, str]]:
+    """The days of the last `days` (today's included) that have a summary, newest first, as the catalog
+    holds them (one file a year, read as it is: what a prompt reads stays cheap; a catalog not written
+    yet gives none)."""
+    since = today - dt.timedelta(days=days - 1)
+    found: list[tuple[dt.date, str]] = []
+    for year in sorted({since.year, today.year}):
+        try:
+            lines = catalog_path(layout, year).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            day, _, said = line.partition("\t")
+            try:
+                when = dt.date.fromisoformat(day)
+            except ValueError:
+                continue
+            if since <= when <= today and said.strip():
+                found.append((when, said.strip()))
+    return sorted(found, reverse=True)
+
+
 def retired_days(layout: Layout) -> dict[dt.date, Path]:
     """Days whose note is gone from `daily/` but kept in the trash: the latest copy of each."""
     folder = layout.trash_dir / DAILY_DIR

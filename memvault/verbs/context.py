@@ -5,8 +5,8 @@
   (`CORE_WORDS`, in English and Chinese), and so is an entry tagged with one of them. Its live
   entries (superseded ones left out) go in, each cut at 240 characters, in file order, so a prompt
   cache keeps hitting while nothing changes; after them the latest three conversation summaries
-  `extract` wrote (seed 002), the first to go when the budget is tight. They get at most half the
-  budget.
+  `extract` wrote (seed 002), then the last 30 days' summaries with their notes, newest first (seed
+  004), the first to go when the budget is tight. They get at most half the budget.
 - `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
   500 characters count), each item with its source as `path#Lstart-Lend`, leaving out the entries
   the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
@@ -22,6 +22,7 @@ nothing relevant was found at all: the newest daily entries alone, so the agent 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,8 @@ VALUE_CHARS = 240
 STABLE_SUMMARIES = 3  # seed 002: the stable block carries up to three past conversation summaries
 SUMMARIES_TITLE = {"en": "Recent conversations", "zh": "最近的对话"}
 SUMMARY_NOTES = 30  # the newest daily notes looked in for them: every prompt reads these
+RECENT_DAYS = 30  # seed 004: the days of the last month with a summary, newest first, after everything else
+DAYS_TITLE = {"en": "Recent days", "zh": "最近几天"}
 QUERY_CHARS = 500
 RECALL_ITEMS = 12
 DENSE_AT_LEAST = 3
@@ -113,8 +116,10 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
     """The entries of MEMORY.md's core sections, in file order, each cut to `VALUE_CHARS`; a
     superseded one is replaced by its correction (the newer fact wins), or left out. The summaries of
     `conversation` (the session asking) stay out: seed 002 leaves a session's own summaries to its
-    history, and after a compaction the stable block repeated what the session had just said."""
+    history, and after a compaction the stable block repeated what the session had just said. Last, the
+    days of the last month with a summary, each with its note (seed 004), as the catalog holds them."""
     # gathered where the verb runs (the daemon, mostly): a client imports only what `render` needs
+    from memvault.vault.catalog import recent_summaries
     from memvault.vault.conversation import conversation_summaries
     from memvault.vault.correct import correction_of
     from memvault.vault.daily import vault_lang
@@ -130,12 +135,17 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
         if said is not None:
             out.append({"section": e.section, "text": clip(said.fact, VALUE_CHARS), "path": said.path,
                         "line": said.start_line})  # fmt: skip
-    title = SUMMARIES_TITLE[vault_lang(layout)]
+    lang = vault_lang(layout)
     own = f"[conversation:: {conversation}]" if conversation else None
     for e in conversation_summaries(layout, STABLE_SUMMARIES, SUMMARY_NOTES):  # last: a tight budget drops them
         if own is not None and own in e.text:
             continue
-        out.append({"section": title, "text": clip(e.fact, VALUE_CHARS), "path": e.path, "line": e.start_line})
+        out.append({"section": SUMMARIES_TITLE[lang], "text": clip(e.fact, VALUE_CHARS), "path": e.path,
+                    "line": e.start_line})  # fmt: skip
+    for day, said in recent_summaries(layout, dt.date.today(), RECENT_DAYS):  # seed 004: where the last month is
+        rel = layout.relative(layout.daily_note(day))
+        out.append({"section": DAYS_TITLE[lang], "text": clip(f"{day} ({rel}): {said}", VALUE_CHARS), "path": rel,
+                    "line": 1})  # fmt: skip
     return out
 
 
