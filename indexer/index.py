@@ -139,7 +139,7 @@ class Index(Reads):
         old = self.manifest.chunk_ids(rel)
         self._delete_points(old)
         self.manifest.forget_file(rel)
-        self._emit("file-unindexed", path=rel)
+        self._emit("file-unindexed", path=rel, chunks=len(old))
         return len(old)
 
     def apply(self, batch: Sequence[FileChunks], embed: bool = False) -> int:
@@ -184,13 +184,22 @@ class Index(Reads):
     def _record(self, batch: Sequence[FileChunks], embedded: Sequence[list[bool]]) -> None:
         """The batch's rows and postings, `embedded` saying which chunks have their point in the store."""
         assert self.tokenizer is not None
+        sections: dict[str, list[str]] = {}  # per note, the sections whose entries changed (for its event)
         with self.manifest.transaction():  # the batch commits once: a commit per note cost a third of the pass
             for f, flags in zip(batch, embedded, strict=True):
+                if self.listener is not None:
+                    sections[f.rel] = self._changed_sections(f)
                 tokens = [dict(Counter(self.tokenizer(c.bm25_text))) for c in f.chunks]
                 self.manifest.record_file(f.rel, f.sha, f.size, f.mtime_ns, f.chunks, f.payloads, tokens, flags)
                 crash_point("mid-manifest")
         for f in batch:
-            self._emit("file-indexed", path=f.rel, chunks=len(f.chunks))
+            self._emit("file-indexed", path=f.rel, chunks=len(f.chunks), sections=sections.get(f.rel, []))
+
+    def _changed_sections(self, f: FileChunks) -> list[str]:
+        """The sections of a note whose chunks are new, changed or gone, against the rows indexed before."""
+        rows = self.manifest.get_chunks(self.manifest.chunk_ids(f.rel), text=False).values()
+        before, now = {r.content_hash: r.section for r in rows}, {c.content_hash: c.section for c in f.chunks}
+        return sorted({s for h, s in (*before.items(), *now.items()) if s and (h not in before or h not in now)})
 
     def _stored(self, store: VectorStore, units: Sequence[Chunk | ChunkRow], payloads: Sequence[dict[str, Any]]
                 ) -> tuple[list[dict[str, Any]], list[list[str]] | None]:  # fmt: skip

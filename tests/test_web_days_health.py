@@ -7,6 +7,7 @@ count, the Health page's bars and the daemon's events, which `?live=1` keeps sho
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 import subprocess
 import tempfile
@@ -252,7 +253,10 @@ def test_health_plots_the_entries_and_shows_the_daemons_events_as_they_happen(
     assert not browser.find_elements(By.CSS_SELECTOR, "meta[http-equiv='refresh']")
     assert "no daemon serves" in browser.find_element(By.ID, "events-user").text
     recall = browser.find_element(By.ID, "recall-project").text  # seed 002's /memory status figures
-    assert "recall errors 0" in recall and "stable block 2 entries" in recall, recall
+    status = subprocess.run([str(web.EXE), "--vault", str(served["layout"].root), "status", "--json"],
+                            env=served["env"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    stable = json.loads(status.stdout)["memory"]["project"]["stable_entries"]
+    assert "recall errors 0" in recall and f"stable block {stable} entries" in recall, recall
     WebDriverWait(browser, 60, 1).until(lambda d: d.refresh() or d.find_elements(By.CSS_SELECTOR,
                                         "#events-project tbody tr"))  # the daemon's first pass  # fmt: skip
     kinds = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#events-project td.kind")]

@@ -12,7 +12,10 @@ import queue
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memvault.daemon.stats import Statistics
 
 EVENTS = (
     "file-changed", "file-indexed", "file-unindexed", "index-error", "index-rebuilt",
@@ -23,9 +26,10 @@ BEHIND = 1000
 
 
 class EventBus:
-    def __init__(self) -> None:
-        self._seq = itertools.count(1)
-        self._recent: deque[dict[str, Any]] = deque(maxlen=KEEP)
+    def __init__(self, kept: list[dict[str, Any]] | None = None) -> None:
+        """`kept`: the events a daemon before this one kept (`stats.load_events`): shown again, numbered on."""
+        self._recent: deque[dict[str, Any]] = deque(kept or (), maxlen=KEEP)
+        self._seq = itertools.count(max((e["seq"] for e in self._recent), default=0) + 1)
         self._subscribers: list[queue.Queue[dict[str, Any]]] = []
         self._lock = threading.Lock()
 
@@ -57,11 +61,24 @@ class EventBus:
                 self._subscribers.remove(sub)
 
 
-class Usage:
-    """Searches served since the daemon started and their latency (the last 10,000, for percentiles);
-    the clients that hold it (`hold`) and when it last served one, for a daemon with an idle exit."""
+def publish_indexed(events: EventBus, memory: str, event: str, data: dict[str, Any]) -> None:
+    """One of the index's events, and what it means for MEMORY.md (`memory`, its vault path: the sections
+    whose entries changed) or a daily note (its date)."""
+    events.publish(event, **data)
+    path = str(data.get("path", ""))
+    if event == "file-indexed" and path == memory:
+        events.publish("memory-updated", path=path, sections=data.get("sections", []))
+    elif event == "file-indexed" and path.startswith("daily/"):
+        events.publish("daily-note-updated", path=path, date=path.removeprefix("daily/").removesuffix(".md"))
 
-    def __init__(self) -> None:
+
+class Usage:
+    """Searches served since the daemon started and their latency (the last 10,000, for percentiles), and
+    per day across restarts (`stats.Statistics`); the clients that hold it (`hold`) and when it last
+    served one, for a daemon with an idle exit."""
+
+    def __init__(self, statistics: Statistics | None = None) -> None:
+        self.statistics = statistics
         self.searches = 0
         self.holders = 0
         self._seconds: deque[float] = deque(maxlen=10_000)
@@ -81,10 +98,16 @@ class Usage:
         with self._lock:
             return 0.0 if self.holders else time.monotonic() - self._active
 
-    def searched(self, seconds: float) -> None:
+    def save(self, force: bool = False) -> None:
+        if self.statistics is not None:
+            self.statistics.save(force)
+
+    def searched(self, seconds: float, mode: str = "hybrid", cached: bool = False) -> None:
         with self._lock:
             self.searches += 1
             self._seconds.append(seconds)
+        if self.statistics is not None:
+            self.statistics.searched(mode, seconds, cached)
 
     def as_dict(self, **caches: dict[str, int]) -> dict[str, Any]:
         with self._lock:
@@ -94,5 +117,6 @@ class Usage:
             return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else None
 
         latency = {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": at(1.0)}
+        days = self.statistics.as_dict() if self.statistics is not None else {}
         return {"searches": self.searches, "search_ms": latency, "holders": self.holders,
-                **{k: dict(v) for k, v in caches.items()}}  # fmt: skip
+                **{k: dict(v) for k, v in caches.items()}, "days": days}  # fmt: skip

@@ -24,9 +24,10 @@ from typing import Any
 
 from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
-from memvault.daemon.events import EventBus, Usage
+from memvault.daemon.events import EventBus, Usage, publish_indexed
 from memvault.daemon.files import pid_path, private_dir, socket_path
 from memvault.daemon.journal import Journal
+from memvault.daemon.stats import Statistics, load_events, save_events
 from memvault.daemon.transport import MAX_CLIENTS, MAX_FOLLOWERS, Handler, InFlight, Server
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.opening import open_index
@@ -67,8 +68,8 @@ class Daemon:
         self.layout = layout
         self.rescan_every = rescan_every
         self.idle_exit = idle_exit  # seconds with no request and no client holding it, then it stops
-        self.events = EventBus()
-        self.usage = Usage()
+        self.events = EventBus(load_events(layout))  # what the daemon before it saw, still shown
+        self.usage = Usage(Statistics(layout))
         self.retention_day: dt.date | None = None  # the last day retention ran to the end
         self.retention_retry = 0.0  # after a failed run: not again before this (time.monotonic())
         self.index = open_index(layout, config)  # takes the index lock: a second daemon fails here
@@ -156,13 +157,7 @@ class Daemon:
         return reconcile_telling(self.index, paths, self._error, **options)
 
     def _indexed(self, event: str, **data: Any) -> None:
-        """The index's events, and what they mean for a daily note or MEMORY.md."""
-        self.events.publish(event, **data)
-        path = str(data.get("path", ""))
-        if event == "file-indexed" and path == self.layout.relative(self.layout.memory_md):
-            self.events.publish("memory-updated", path=path)
-        elif event == "file-indexed" and path.startswith("daily/"):
-            self.events.publish("daily-note-updated", path=path, date=path.removeprefix("daily/").removesuffix(".md"))
+        publish_indexed(self.events, self.layout.relative(self.layout.memory_md), event, data)
 
     # the runtime the verbs run in ---------------------------------------
     def written(self, paths: list[str]) -> bool:
@@ -186,13 +181,15 @@ class Daemon:
             self.watcher.caught_up()  # a note saved just before the query is pending now
         self.sync()
         with self.lock:
+            hits = self.engine.query_cache["hits"]  # a search the query cache answered counts as such
             result = self.engine.search(query, options)
+            cached = self.engine.query_cache["hits"] > hits
             if self.passing and result.source != "substring":
                 partial = "the daemon is still indexing the vault: this answer is from the notes indexed so far"
                 result = dataclasses.replace(result, reason="; ".join(filter(None, [result.reason, partial])))
             if self.index.writable:
                 self.index.recalled(recalled_entries(result, self.index.embedder.name), time.time())
-        self.usage.searched(time.perf_counter() - started)
+        self.usage.searched(time.perf_counter() - started, options.mode, cached)
         return result
 
     def recalls(self) -> dict[str, tuple[float, int]]:
@@ -210,6 +207,8 @@ class Daemon:
                 self.index.reset("rebuild")
             # the notes asked for get their vectors now; a whole pass leaves them to the background
             stats = reconcile(self.index, request.paths or None, problems=problems, embed=bool(request.paths))
+            if request.rebuild:  # done: its totals (the index said when it started)
+                self.events.publish("index-rebuilt", level="rebuild", done=True, **stats.as_dict())
             if not request.paths:
                 self.last_reconcile = time.time()
         return Indexed(stats.as_dict(), problems)
@@ -291,6 +290,7 @@ class Daemon:
                 log.info("no request and no client holding it for %.0fs: stopping", self.idle_exit)
                 self.stopping.set()
                 break
+            self.usage.save()  # the day's figures, at most every minute
             try:
                 if self.watcher and self.watcher.ensure_alive():
                     self.events.publish("watcher-stopped", reason="died")
@@ -387,6 +387,8 @@ class Daemon:
             except Exception as exc:  # a store deleted under us cannot flush; the files below must still go
                 log.warning("closing the index failed: %s", exc)
             self.journal.close()
+        self.usage.save(force=True)
+        save_events(self.layout, self.events.recent())
         for path in (socket_path(self.layout), pid_path(self.layout)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.api import Vault
-from memvault.hooks.state import read_state, write_state
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.logger import log
+from memvault.vault.state import read_state, write_state
 
 if TYPE_CHECKING:  # the transcript reader is the capture events': a prompt's hook never loads it (9 ms)
     from memvault.vault.conversation import Transcript

@@ -29,11 +29,11 @@ from typing import Any
 
 from memvault.hooks.jsontext import JsonTextError, Splice, Value, append, apply, parse, remove, replace
 from memvault.hooks.mcp_config import memvault_program
-from memvault.hooks.state import read_state, write_state
 from memvault.vault.errors import MemvaultError, NoteWriteError, UsageError
 from memvault.vault.fileio import ABSENT, atomic_write
 from memvault.vault.paths import Layout, vault_file
 from memvault.vault.regular import read_regular
+from memvault.vault.state import read_state, write_state
 
 # event -> seconds Claude Code waits for the hook: the prompt ones stay short (a daemon answers in
 # a fraction of a second, a cold search in about 4 s), the transcript ones may run `extract`

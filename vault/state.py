@@ -1,5 +1,6 @@
-"""The hooks' own state, a JSON object per file in the vault's state folder (derived, so a file that
-is gone or unreadable is an empty state, never an error), replaced atomically."""
+"""Derived state a front door keeps beside the index (the hooks' sessions, the daemon's statistics and
+events): a JSON object per file in the vault's state folder, so a file that is gone or unreadable is
+an empty state, never an error; replaced atomically."""
 
 from __future__ import annotations
 
