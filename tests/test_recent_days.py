@@ -32,3 +32,11 @@ def test_the_stable_block_ends_with_the_last_months_days(layout, cli):
     assert "the old offsite" not in stable and str(today - dt.timedelta(days=12)) not in stable
     tight = cli("context", "--budget", "300", env=HASH_ENV).stdout  # the first to go when the budget is tight
     assert len(tight) <= 300 + 40
+
+
+def test_a_memory_md_written_by_hand_in_english_gets_english_headings():
+    from memvault.vault.templates import detect_lang
+
+    assert detect_lang("# Memory\n\n## Notes\n\n- Prefers Vue 3 for front ends\n") == "en"  # no template names
+    assert detect_lang("# 记忆\n\n## 笔记\n\n- 前端偏好 Vue 3\n") == "zh"
+    assert detect_lang("") == "zh"  # as before: an empty note says nothing

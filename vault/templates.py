@@ -59,9 +59,14 @@ def locale_lang(environ: dict[str, str] | None = None) -> str:
 
 
 def detect_lang(text: str | None) -> str:
-    """The vault's language, read off MEMORY.md: English only if it uses the English section names."""
+    """The vault's language, read off MEMORY.md: the template's section names when it uses one set of
+    them (Chinese when both), else the script most of its words are in, so a MEMORY.md a person wrote
+    in English (`## Notes`) gets English headings from memvault too; an empty one is Chinese, as before."""
+    from memvault.vault.cjk import script_of
 
     def uses(lang: str) -> bool:
         return bool(text) and any(f"## {titles[lang]}" in str(text) for titles in MEMORY_SECTIONS.values())
 
-    return "en" if uses("en") and not uses("zh") else "zh"
+    if uses("zh") or not (text or "").strip():
+        return "zh"
+    return "en" if uses("en") or script_of(str(text)) != "cjk" else "zh"

@@ -21,7 +21,8 @@ def event_row(event: Mapping[str, Any], today: dt.date) -> dict[str, str]:
     """An event as a row: its local time (with the date when not today), kind, path and other fields."""
     at = dt.datetime.fromtimestamp(float(event.get("time", 0)))
     when = at.strftime("%H:%M:%S") if at.date() == today else at.strftime("%Y-%m-%d %H:%M:%S")
-    details = " · ".join(f"{k} {v}" for k, v in event.items() if k not in _SHOWN_APART)
+    shown = {k: ", ".join(map(str, v)) if isinstance(v, list) else v for k, v in event.items()}  # no Python reprs
+    details = " · ".join(f"{k} {v}" for k, v in shown.items() if k not in _SHOWN_APART and v not in ("", None))
     return {"time": when, "kind": str(event.get("event", "")), "path": str(event.get("path", "")), "details": details}
 
 
