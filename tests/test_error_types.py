@@ -4,8 +4,6 @@ each family (notes, entries, edit, days, exchange, extract, context)."""
 
 from __future__ import annotations
 
-import pytest
-
 from memvault.api import Vault
 from memvault.vault.errors import MemvaultError
 from memvault.verbs.context import Context
@@ -17,12 +15,6 @@ from memvault.verbs.extract import Approve
 from memvault.verbs.notes import Get, Remember
 from tests.conftest import start_daemon, write_notes
 from tests.reliability.conftest import HASH_ENV
-
-
-def _raised(vault: Vault, request) -> MemvaultError:
-    with pytest.raises(MemvaultError) as caught:
-        vault.run(request)
-    return caught.value
 
 
 def _requests(tmp_path):
@@ -39,31 +31,29 @@ def _requests(tmp_path):
     ]
 
 
+def _outcomes(root, requests) -> list[tuple[type, str, int]]:
+    """Each request's error (class, message, exit code), or none."""
+    out: list[tuple[type, str, int]] = []
+    with Vault(root) as vault:
+        for request in requests:
+            try:
+                vault.run(request)
+            except MemvaultError as exc:
+                out.append((type(exc), str(exc), exc.exit_code))
+            else:
+                out.append((type(None), "", 0))
+    return out
+
+
 def test_the_same_error_whether_a_daemon_answers_or_not(layout, cli, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMVAULT_EMBEDDER", HASH_ENV["MEMVAULT_EMBEDDER"])
     assert cli("init", "--lang", "en").returncode == 0
     write_notes(layout, {})
-    local: list[tuple[type, str, int]] = []
-    with Vault(layout.root) as vault:
-        for request in _requests(tmp_path):
-            try:
-                vault.run(request)
-            except MemvaultError as exc:
-                local.append((type(exc), str(exc), exc.exit_code))
-            else:
-                local.append((type(None), "", 0))
+    local = _outcomes(layout.root, _requests(tmp_path))
     start_daemon(cli, layout.root, env=HASH_ENV)
     try:
-        with Vault(layout.root) as vault:
-            assert vault.daemon_status()["running"]
-            remote = []
-            for request in _requests(tmp_path):
-                try:
-                    vault.run(request)
-                except MemvaultError as exc:
-                    remote.append((type(exc), str(exc), exc.exit_code))
-                else:
-                    remote.append((type(None), "", 0))
+        assert Vault(layout.root).daemon_status()["running"]
+        remote = _outcomes(layout.root, _requests(tmp_path))
     finally:
         cli("daemon", "stop", env=HASH_ENV)
     raised = [k for k in local if k[0] is not type(None)]
