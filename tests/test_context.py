@@ -218,3 +218,14 @@ def test_what_an_agent_reads_has_no_comment_and_no_raw_field(layout, cli):
     assert f"port 6380 (key redis-port; saved {day})" in item["text"]  # the JSON says it as the block does
     if any("as markup" in i["text"] for i in given["recall"]):
         assert "The Redis docs mention [key:: K] as markup" in block
+
+
+def test_explain_says_why_and_gives_the_same_blocks(layout, cli):
+    _plant(cli)
+    for query in ("flaky socket test", "zzqxv"):
+        plain = json.loads(cli("context", "--json", query, env=HASH_ENV).stdout)
+        told = json.loads(cli("context", "--json", "--explain", query, env=HASH_ENV).stdout)
+        assert told["text"] == plain["text"] and told["tier"] == plain["tier"]
+        assert told["why"]["project"] and isinstance(told["left_out"], list) and "why" not in plain
+        assert all(item.get("found_by") for item in told["recall"])
+        assert all(entry["why"] for entry in told["left_out"])

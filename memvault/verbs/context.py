@@ -210,9 +210,11 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
         answer = Recalled("keyword", _items(keyword_hits, explain))
         return _explained(rt, q, answer, explain, f"{said}, {KEYWORD_AT_LEAST} needed", floor)
-    found = _items([*dense_hits, *keyword_hits], explain)
-    found = [item for n, item in enumerate(found) if item not in found[:n]]
-    shown = {(item["path"], item["start_line"]) for item in found}
+    found, shown = [], set()  # each place once (explained, the two searches' items differ by their scores)
+    for item in _items([*dense_hits, *keyword_hits], explain):
+        if (item["path"], item["start_line"]) not in shown:
+            found.append(item)
+            shown.add((item["path"], item["start_line"]))
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded
              and (e.path, e.start_line) not in shown]  # fmt: skip
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
