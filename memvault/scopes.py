@@ -20,17 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.answers import merge_answers
 from memvault.api import Vault
-from memvault.search.hits import Hit, SearchResult
-from memvault.search.options import build_options
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.places import READ_SCOPES, read_roots
 from memvault.vault.scopes import is_vault, route, user_vault_root
-from memvault.verbs.query import Search
 
 if TYPE_CHECKING:
+    from memvault.search.hits import Hit, SearchResult
     from memvault.verbs.entries import Listed
     from memvault.verbs.notes import Note, Remember, Saved
+    from memvault.verbs.query import Search
 
 
 class Scopes:
@@ -113,10 +112,15 @@ class Scopes:
 
     def search_result(self, query: str | Search, scope: str = "all", **options: Any) -> SearchResult:
         """The query in every vault of the scope, each hit labelled, the lists merged rank by rank."""
+        from memvault.search.hits import SearchResult
+
         return SearchResult.from_json(self.search_json(query, scope, **options))
 
     def search_json(self, query: str | Search, scope: str = "all", **options: Any) -> dict[str, Any]:
         """`search_result` in its public shape (`memvault.answers.merge_answers`), as `search --json` prints it."""
+        from memvault.search.options import build_options  # a prompt's hook asks `context`: none of this
+        from memvault.verbs.query import Search
+
         request = query if isinstance(query, Search) else Search(query, build_options(**options))
         answers = [(name, vault.run(request).to_json()) for name, vault in self.read(scope)]
         return merge_answers(answers, request.options.limit)

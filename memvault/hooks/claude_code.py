@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 from memvault.api import Vault
 from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.logger import log
-from memvault.vault.state import read_state, write_state
 
 if TYPE_CHECKING:  # the transcript reader is the capture events': a prompt's hook never loads it (9 ms)
     from memvault.vault.conversation import Transcript
@@ -54,10 +53,14 @@ def payload_of(text: str) -> dict[str, Any]:
 
 
 def _sessions(vault: Vault) -> dict[str, Any]:
+    from memvault.vault.state import read_state  # the capture events': a prompt's hook never loads it (5 ms)
+
     return read_state(vault.layout, _STATE)
 
 
 def _save_sessions(vault: Vault, sessions: dict[str, Any]) -> None:
+    from memvault.vault.state import write_state
+
     write_state(vault.layout, _STATE, dict(list(sessions.items())[-KEPT_SESSIONS:]))
 
 

@@ -25,16 +25,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
-from memvault.search.hits import Hit, SearchResult
-from memvault.search.snippet import match_terms
 from memvault.vault.entries import ITEM, clip, escape, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.prompt_text import for_agent
 from memvault.verbs.runtime import SearchRuntime
+
+if TYPE_CHECKING:  # the verb's side alone: a client that renders the blocks never loads them
+    from memvault.search.hits import Hit, SearchResult
 
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
               "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
@@ -173,6 +174,8 @@ def _current(hits: list[Hit]) -> list[Hit]:
 def _matching(result: SearchResult) -> list[Hit]:
     """Keyword hits that hold at least two of the query's distinct words (one, for a one-word
     query): a single common word shared with a note is no sign it is relevant."""
+    from memvault.search.snippet import match_terms  # (the verb's side: a client renders, it never searches)
+
     terms = match_terms(result.terms)
     need = min(KEYWORD_TERMS, len(terms))
     return [h for h in result.hits if need and sum(t in (h.text or h.snippet).lower() for t in terms) >= need]
