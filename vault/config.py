@@ -38,6 +38,7 @@ FILE_KEYS: dict[str, type] = {
     "debounce": float,
     "rescan": float,
     "retention_days": int,
+    "keep_conversations": bool,
 }
 
 
@@ -59,6 +60,7 @@ class Settings:
     debounce: float = DEBOUNCE_S
     rescan: float = RESCAN_S
     retention_days: int | None = None  # opt-in: daily notes older than this move to the trash
+    keep_conversations: bool = True  # what each conversation said, in conversations/ (`vault.history`)
 
 
 def _given(value: Any) -> bool:
@@ -89,7 +91,10 @@ def read_file(path: Path) -> dict[str, Any]:
         wanted = FILE_KEYS.get(key)
         if wanted is None:
             raise UsageError(f"{path}: unknown key {key!r}; known: {', '.join(FILE_KEYS)}")
-        if wanted is float:
+        if wanted is bool:
+            if not isinstance(value, bool):
+                raise UsageError(f"{path}: {key} must be true or false, not {value!r}")
+        elif wanted is float:
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise UsageError(f"{path}: {key} must be a positive number of seconds, not {value!r}")
             value = float(value)

@@ -34,6 +34,7 @@ from memvault.vault.logger import log
 from memvault.vault.model import Note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, is_note_rel
+from memvault.vault.places import CONVERSATIONS_DIR
 from memvault.vault.scan import scan_vault
 from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences, title_in
 from memvault.vault.templates import OVERVIEW
@@ -289,6 +290,8 @@ def vault_entries(
         yield from iter_entries(parse_note(rel, read_note(path, rel, layout=layout).text))
         return
     for file in scan_vault(layout):
+        if file.rel.startswith(f"{CONVERSATIONS_DIR}/"):
+            continue  # what a conversation said is its history, searched, not entries to list or keep
         try:
             if file.error:
                 raise NoteReadError(file.error)

@@ -13,6 +13,7 @@ from typing import Any
 
 from memvault.vault.model import Note
 from memvault.vault.paths import DAILY_DIR, MEMORY_FILE
+from memvault.vault.places import CONVERSATIONS_DIR
 
 _DAILY_NAME = re.compile(rf"^{DAILY_DIR}/(\d{{4}}-\d{{2}}-\d{{2}})\.md$")
 _FENCE_END = re.compile(r"^(?:---|\.\.\.)\s*$")
@@ -44,9 +45,12 @@ def _load(block: str) -> Any:
 
 
 def note_kind(rel_path: str) -> str:
-    """`memory` for MEMORY.md, `daily` for daily/YYYY-MM-DD.md, `other` for any other note."""
+    """`memory` for MEMORY.md, `daily` for daily/YYYY-MM-DD.md, `conversation` for a conversation's own
+    note (`vault.history`), `other` for any other note."""
     if rel_path == MEMORY_FILE:
         return "memory"
+    if rel_path.startswith(f"{CONVERSATIONS_DIR}/"):
+        return "conversation"
     return "daily" if _DAILY_NAME.match(rel_path) else "other"
 
 

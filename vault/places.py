@@ -19,7 +19,8 @@ TRASH_DIR = ".trash"
 MEMORY_FILE = "MEMORY.md"
 REVIEW_FILE = "REVIEW.md"  # proposed facts waiting for a person: read in an editor, never indexed
 DAILY_DIR = "daily"
-KINDS = ("daily", "memory", "other")  # what a note is, by where it lives
+CONVERSATIONS_DIR = "conversations"  # what each conversation said (`vault.history`), one note a conversation
+KINDS = ("daily", "memory", "conversation", "other")  # what a note is, by where it lives
 SCOPES = ("project", "user")
 READ_SCOPES = ("all", *SCOPES)
 

@@ -1,4 +1,5 @@
-"""Retention (opt-in, off by default): daily notes older than `retention_days` move to the trash,
+"""Retention (opt-in, off by default): daily notes older than `retention_days` move to the trash (and
+the conversations' own notes begun before then, `vault.history`),
 never deleted, and only once their summary is in the catalog; a day without a summary stays (its
 content would otherwise be findable nowhere but the trash), and so does a day holding the current
 version of a fact (a keyed entry, a correction): moving it would take the newer fact out of every
@@ -16,6 +17,7 @@ from memvault.vault.entries import iter_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import vault_lock
 from memvault.vault.paths import Layout, daily_notes
+from memvault.vault.places import CONVERSATIONS_DIR
 from memvault.vault.trash import backup
 
 
@@ -31,6 +33,21 @@ class Retained:
     holding: list[str] = field(default_factory=list)
 
 
+def _old_conversations(layout: Layout, cutoff: dt.date) -> list[str]:
+    """The conversations' own notes (`vault.history`) begun before `cutoff`: their day's summary stays
+    in its daily note, so they go with no condition."""
+    folder = layout.root / CONVERSATIONS_DIR
+    found = []
+    for path in sorted(folder.glob("????-??-??-*.md")) if folder.is_dir() else []:
+        try:
+            begun = dt.date.fromisoformat(path.name[:10])
+        except ValueError:
+            continue
+        if begun < cutoff:
+            found.append(layout.relative(path))
+    return found
+
+
 def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.date | None = None) -> Retained:
     if days is None:
         raise UsageError("retention is off: set retention_days in memvault.toml, or give --days N")
@@ -44,9 +61,11 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
             holding.append(layout.relative(path))
         else:
             (moved if note is not None and summary_of(note) else kept).append(layout.relative(path))
+    moved += _old_conversations(layout, cutoff)
     if not apply or not moved:
         return Retained(days, moved, kept, dry_run=not apply, holding=holding)
-    sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # their lines are in the catalog first
+    days_moved = [rel for rel in moved if rel.startswith("daily/")]
+    sync_catalog(layout, {int(rel[6:10]) for rel in days_moved})  # their lines are in the catalog first
     with vault_lock(layout):
         for rel in moved:
             path = layout.root / rel
@@ -54,5 +73,5 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
                 backup(layout, path)  # copied and synced before the note goes: a crash leaves both
                 before_remove(path)
                 path.unlink()
-    sync_catalog(layout, {int(rel[6:10]) for rel in moved})  # the lines now come from the trash
+    sync_catalog(layout, {int(rel[6:10]) for rel in days_moved})  # the lines now come from the trash
     return Retained(days, moved, kept, dry_run=False, holding=holding)

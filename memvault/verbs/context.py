@@ -47,6 +47,8 @@ RECENT_DAYS = 30  # seed 004: the days of the last month with a summary, newest 
 DAYS_TITLE = {"en": "Recent days", "zh": "最近几天"}
 QUERY_CHARS = 500
 RECALL_ITEMS = 12
+# what recall searches: not a conversation's own note (`vault.history`), which an agent asks for itself
+RECALL_KINDS = ("daily", "memory", "other")
 DENSE_AT_LEAST = 3
 KEYWORD_AT_LEAST = 2
 KEYWORD_TERMS = 2  # distinct query words a keyword hit must hold
@@ -197,7 +199,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     from memvault.search.options import build_options
 
     q = query.strip()[-QUERY_CHARS:]
-    dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto"))
+    dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto", kind=RECALL_KINDS))
     dense_hits = _current(dense.hits) if dense.floor is not None else []
     floor = (dense.floor or {}).get("min_similarity")
     said = _count(len(dense_hits), "current hit") + " reached the relevance floor"
@@ -208,7 +210,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
         )
     # hybrid order, not BM25's: with the z-score fusion hybrid search recalled more evidence than the
     # BM25-ranked keyword tier did (LoCoMo, bench/results/README.md, issue 18); the two-word test still gates
-    keyword_hits = _current(_matching(rt.search(q, build_options(limit=RECALL_ITEMS))))
+    keyword_hits = _current(_matching(rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS))))
     said += f"; {_count(len(keyword_hits), 'hit')} held {KEYWORD_TERMS} of the query's words"
     if len(keyword_hits) >= KEYWORD_AT_LEAST:
         answer = Recalled("keyword", _items(keyword_hits, explain))
@@ -253,7 +255,7 @@ def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: 
 
     answer.why = why
     given = {(item["path"], item["start_line"]) for item in answer.items}
-    for hit in rt.search(q, build_options(limit=RECALL_ITEMS)).hits:
+    for hit in rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits:
         if (hit.path, hit.start_line) in given:
             continue
         answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor)})

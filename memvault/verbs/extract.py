@@ -9,6 +9,7 @@ from typing import Any
 from memvault import llm
 from memvault.protocol import Message, Request, arg
 from memvault.vault.conversation import Digest, parse_conversation, summarise
+from memvault.vault.conversation import Message as Said
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import GuardError, UsageError
 from memvault.vault.guards import check_entry, check_field_value
@@ -32,6 +33,7 @@ class Extracted(Message):
     warnings: list[str] = field(default_factory=list)
     indexed: bool = False
     digest: dict[str, Any] | None = None  # what the next part of the conversation goes on from (`earlier`)
+    history: str | None = None  # the conversation's own note, where what it said is kept (`vault.history`)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     if summary.cut:
         warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
     saved = append_daily(rt.layout, summary.text, section="conversation", key=request.key, fields=fields)
+    history = _keep_history(rt, request, messages)
     candidates = find_candidates([m.content for m in messages if m.role == "user"])
     if llm.configured():
         try:
@@ -135,8 +138,23 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
         warnings.append(f"{proposed.left_out} more statements not proposed: one extraction adds at most {MAX_NEW} "
                         "new proposals to the review queue, the most repeated first")  # fmt: skip
     rel = rt.layout.relative(saved.path)
-    return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written([rel]),
-                     summary.digest.to_json())  # fmt: skip
+    written = [rel, *([history] if history else [])]
+    return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written(written),
+                     summary.digest.to_json(), history)  # fmt: skip
+
+
+def _keep_history(rt: WriteRuntime, request: Extract, messages: list[Said]) -> str | None:
+    """What the conversation said, in its own note (`vault.history`), unless memvault.toml says
+    `keep_conversations = false`; a conversation without an id is named by its first message."""
+    import hashlib
+
+    from memvault.vault.config import load_settings
+    from memvault.vault.history import keep_messages
+
+    if not messages or not load_settings(rt.layout.root).keep_conversations:
+        return None
+    named = request.conversation_id or "conv-" + hashlib.sha256(messages[0].content.encode()).hexdigest()[:12]
+    return keep_messages(rt.layout, named, request.title, messages)
 
 
 def review_queue(rt: WriteRuntime, request: Review) -> Proposals:

@@ -1,0 +1,70 @@
+"""What each conversation said, kept in the vault (seed 000's `recall_memory`: "how did we solve X last
+time?"): one note a conversation, `conversations/DAY-ID.md` (DAY: the day it began), its messages as
+list items in order, appended to as the conversation goes on (the hooks hand it over turn by turn).
+`extract` writes it beside the day's summary unless `keep_conversations = false` in memvault.toml.
+
+It is history, not memory: indexed and searched (`search --kind conversation`, MCP `memory_search`
+with `kind`), never listed as entries, never in the stable block or a prompt's recall, and moved to the
+trash by retention like a daily note. A message the guards refuse (one that looks like a credential) is
+kept as a line saying so, never its text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from memvault.vault.conversation import Message
+from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.fileio import TextFile, update_note
+from memvault.vault.guards import MAX_ENTRY_CHARS, check_entry
+from memvault.vault.paths import Layout
+from memvault.vault.places import CONVERSATIONS_DIR
+
+_SLUG = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _slug(conversation: str) -> str:
+    return _SLUG.sub("-", conversation).strip("-")[:80] or "conversation"
+
+
+def conversation_note(layout: Layout, conversation: str, today: dt.date) -> Path:
+    """The conversation's note: the one it already has (begun on an earlier day), else today's."""
+    folder = layout.root / CONVERSATIONS_DIR
+    slug = _slug(conversation)
+    earlier = sorted(folder.glob(f"????-??-??-{slug}.md")) if folder.is_dir() else []
+    return earlier[0] if earlier else folder / f"{today.isoformat()}-{slug}.md"
+
+
+def _item(message: Message, at: str) -> str:
+    """One message as a list item, its lines after the first indented under it."""
+    try:
+        check_entry(message.content, limit=10 * MAX_ENTRY_CHARS)
+        body = message.content.strip()
+    except GuardError as exc:
+        body = f"(left out: {exc})"
+    except UsageError:
+        return ""
+    first, *rest = [line.rstrip() for line in body.splitlines()] or [""]
+    return "".join([f"- **{message.role}** {at}: {first}\n", *(f"  {line}\n" if line else "\n" for line in rest)])
+
+
+def keep_messages(layout: Layout, conversation: str, title: str | None, messages: list[Message],
+                  now: dt.datetime | None = None) -> str | None:  # fmt: skip
+    """Append `messages` to the conversation's note (made with its title and id the first time); its
+    vault path, or None when none of them had words."""
+    now = now or dt.datetime.now()
+    items = "".join(_item(m, now.strftime("%H:%M")) for m in messages)
+    if not items:
+        return None
+    path = conversation_note(layout, conversation, now.date())
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def change(current: TextFile | None) -> str:
+        if current is None:
+            named = " ".join((title or conversation).split())[:160]
+            return f"# {named}\n\n[conversation:: {conversation}]\n\n## Messages\n\n{items}"
+        return current.text + ("" if current.text.endswith("\n") else "\n") + items
+
+    update_note(layout, path, change)
+    return layout.relative(path)
