@@ -28,9 +28,19 @@ demo() {
     echo "(the daemon keeps indexing ./memory in the background; stop it with: .venv/bin/memvault daemon stop)"
 }
 
+typecheck() {
+    # mypy reads packages from folders: memvault.vault, .indexer and .search are top-level ones here
+    local tree=.venv/typecheck
+    rm -rf "$tree" && mkdir -p "$tree/memvault"
+    for entry in memvault/*; do ln -s "$PWD/$entry" "$tree/memvault/"; done
+    for layer in vault indexer search; do ln -s "$PWD/$layer" "$tree/memvault/$layer"; done
+    (cd "$tree" && ../bin/mypy --config-file ../../pyproject.toml -p memvault)
+}
+
 run_tests() {
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .
+    typecheck
     local rc=0
     # two workers: many tests wait on real subprocesses (daemons, crash points, the MCP server, the model loading)
     .venv/bin/python -m pytest -q -n 2 "$@" || rc=$?
@@ -46,5 +56,6 @@ case "${1:-demo}" in
     demo) demo ;;
     test) shift; run_tests "$@" ;;
     docs) shift; exec .venv/bin/python -m memvault.docs "$@" ;;
+    typecheck) typecheck ;;
     *) echo "usage: ./dev.sh [demo|test [pytest args]|docs [--check]]" >&2; exit 2 ;;
 esac

@@ -102,8 +102,9 @@ class _Deferred(types.ModuleType):
             raise AttributeError(attr)
         import importlib.util
 
-        real = importlib.util.module_from_spec(self.__spec__)
-        self.__spec__.loader.exec_module(real)  # its own `from .prob_emit import ...` finds this stand-in
+        spec: Any = self.__spec__  # (the package's, given: never None here)
+        real = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(real)  # its own `from .prob_emit import ...` finds this stand-in
         self.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
         return getattr(real, attr)
 
@@ -146,7 +147,7 @@ class StoredWords:
             if len(self._seen) >= self._most:
                 self._whole = self._load_whole()
                 self._conn.close()
-                return self._whole.get(word)  # type: ignore[union-attr]
+                return self._whole.get(word)
             row = self._conn.execute("SELECT f FROM w WHERE k = ?", (word,)).fetchone()
             self._seen[word] = found = None if row is None else row[0]
             return found

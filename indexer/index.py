@@ -170,10 +170,10 @@ class Index(Reads):
                          *self._stored(store, [c for c, _ in ready], [p for _, p in ready]))  # fmt: skip
         crash_point("after-upsert")
         dropped = 0
-        fresh = {c.id for c, _ in ready}
+        stored = {c.id for c, _ in ready}
         for f in batch:
             old = set(self.manifest.chunk_ids(f.rel))
-            self._delete_points(sorted(old - fresh))  # gone, or changed and not embedded yet
+            self._delete_points(sorted(old - stored))  # gone, or changed and not embedded yet
             dropped += len(old - {c.id for c in f.chunks})
         crash_point("after-delete")
         store.flush()

@@ -133,9 +133,9 @@ class EdgeStore:
             self._write("upsert", self._e.UpdateOperation.upsert_points(points[start : start + 512]))
 
     def delete(self, ids: Sequence[str]) -> None:
-        ids = list(ids)
-        for start in range(0, len(ids), 1024):
-            self._write("delete", self._e.UpdateOperation.delete_points(ids[start : start + 1024]))
+        gone: list[Any] = list(ids)  # (its stub takes ints, UUIDs and strings alike)
+        for start in range(0, len(gone), 1024):
+            self._write("delete", self._e.UpdateOperation.delete_points(gone[start : start + 1024]))
 
     def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         e = self._e

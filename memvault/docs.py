@@ -94,7 +94,7 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 def _help(parser: argparse.ArgumentParser) -> str:
     from memvault.cli.common import Formatter
 
-    parser.formatter_class = functools.partial(Formatter, width=COLUMNS - 2)  # type: ignore[assignment]
+    parser.formatter_class = functools.partial(Formatter, width=COLUMNS - 2)
     if hasattr(parser, "color"):  # Python 3.14 colours help on a terminal
         parser.color = False
     return _portable(parser.format_help()).rstrip() + "\n"

@@ -75,7 +75,7 @@ class Searcher:
         Qdrant server configured and no local index, the server's collection answers (`indexer.remote`)."""
         remote = config is not None and config.qdrant_url and not (layout.state_dir / "manifest.sqlite").exists()
         try:
-            if remote:
+            if remote and config is not None:
                 from memvault.indexer.remote import RemoteIndex
 
                 return cls(layout, RemoteIndex.open(config))
@@ -110,6 +110,7 @@ class Searcher:
         if self.index is None:
             return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
         try:
+            assert self.index.tokenizer is not None  # (an opened index has one: only a stand-in lacks it)
             return self._indexed(query, self.index.tokenizer(query), opts, terms)
         except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
             if not self.layout.root.is_dir():
@@ -119,6 +120,7 @@ class Searcher:
     def _vector_helps(self, query: str) -> bool:
         """An English-only model ranks Chinese passages like noise (MiniLM: nDCG@10 0.142 on CMRC 2018, and
         hybrid 0.354 against BM25's 0.983), so a mostly-CJK query skips it; multilingual models always take part."""
+        assert self.index is not None
         return getattr(self.index.embedder, "multilingual", True) or cjk_share(query) < 0.5
 
     def _substring(self, query: str, opts: SearchOptions, reason: str | None, terms: tuple[str, ...]) -> SearchResult:
@@ -320,7 +322,8 @@ class Searcher:
         (search.fresh): a candidate whose text is no longer in its note, or that has no payload or row,
         is left out and the next one moves up."""
         assert self.index is not None
-        fresh = Freshness(self.layout, self.index.manifest) if isinstance(self.index, Index) else AsIndexed(self.index)
+        fresh = (Freshness(self.layout, self.index.manifest) if isinstance(self.index, Index)
+                 else AsIndexed(self.index))  # type: ignore[arg-type]  # (a reader not an Index is the remote one)  # fmt: skip
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
         floor, words = relevance_floor(self.index.embedder.name, script_of(query)), content_words(terms)

@@ -73,12 +73,12 @@ def substring_search(layout: Layout, query: str, limit: int, flt: FilterSpec | N
         for chunk, lower in chunks:
             if flt is not None and not flt.matches(payload_for(note, chunk)):
                 continue
-            held = sum(t in lower for t in terms)
-            matched = len(terms) + 1 if phrase in lower else held
+            holding = sum(t in lower for t in terms)
+            matched = len(terms) + 1 if phrase in lower else holding
             if matched:
                 key = (-matched, -base, -day.toordinal(), note.path, chunk.start_line)
                 found.append((key, chunk, base * min(1.0, matched / len(terms))))
-                lowers[chunk.id], counts[chunk.id] = lower, held
+                lowers[chunk.id], counts[chunk.id] = lower, holding
     found.sort(key=lambda item: item[0])
     by_id = {chunk.id: (chunk, score) for _, chunk, score in found}
     order = [chunk.id for _, chunk, _ in found]

@@ -152,8 +152,8 @@ def _patched(layout: Layout, year: int, current: bytes, days: dict[dt.date, Path
     reading a year of notes for one edit."""
     lines: dict[dt.date, str] = {}
     for line in filter(None, current.decode("utf-8").split("\n")):  # a line ends at "\n" only, as written
-        day, _, summary = line.partition("\t")
-        lines[dt.date.fromisoformat(day)] = summary
+        named, _, summary = line.partition("\t")
+        lines[dt.date.fromisoformat(named)] = summary
     for day in changed | (days.keys() - lines.keys()):
         if day.year == year:
             lines.pop(day, None)

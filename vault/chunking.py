@@ -254,8 +254,8 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
     chunks: list[Chunk] = []
     summary = summary_of(note)
     if summary:  # the day's one-line summary: a unit of its own, pointing at the frontmatter that holds it
-        heading = (SUMMARY_KEY,)
-        chunks.append(Chunk(chunk_id(note.path, heading, 0), note.path, heading, 1, max(1, note.body_line - 1),
+        top: tuple[str, ...] = (SUMMARY_KEY,)
+        chunks.append(Chunk(chunk_id(note.path, top, 0), note.path, top, 1, max(1, note.body_line - 1),
                             summary, content_hash(summary), SUMMARY_KEY, unit="summary"))  # fmt: skip
     for levels, start, end in _sections(lines):
         heading = tuple(title for _, title in levels)

@@ -43,7 +43,7 @@ def _content(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        parts = [p.get("text") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts = [str(p["text"]) for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "\n".join(parts) if parts else None
     return None
 

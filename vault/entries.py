@@ -251,7 +251,7 @@ def iter_entries(note: Note) -> Iterator[Entry]:
             i, listing = i + 1, False
             continue
         end = item_end(lines, i, prose=prose)
-        body = [line[item.end() :].rstrip("\r")] + [raw.strip() for raw in lines[i + 1 : end + 1]]
+        body = [(line or "")[item.end() :].rstrip("\r")] + [raw.strip() for raw in lines[i + 1 : end + 1]]
         text = "\n".join(body)
         saved = _saved_on(text)
         text = SAVED.sub("", text) if saved else text  # the day is `date`; the text is what was said

@@ -256,11 +256,11 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
             continue
         seen.add(wanted)
         placed.add(spots[0] if to_day else spots[-1])
-        if holds:
+        if holds and own_key is not None:
             keys[own_key] = f"on item {item.index} of the file"
         if to_day:
-            entry = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields, stored=item.stored)
-            days.setdefault(item.date or "", []).append((item, entry))
+            new = NewEntry(text, item.daily_section, key, item.tags, fields=item.fields, stored=item.stored)
+            days.setdefault(item.date or "", []).append((item, new))
         else:
             day = item.date or (today_iso if item.stamped else None)
             memory.append((item, NewEntry(text, title, key, item.tags, day, item.fields, item.stored)))
@@ -271,9 +271,9 @@ def import_memories(layout: Layout, incoming: list[Incoming], section: str = DEF
         talks = {dict(item.fields).get("conversation") for item in facts} - {None} if facts else None
         done = backfill_daily(layout, dt.date.fromisoformat(day), [e for _, e in batch],
                               None if talks is None else len(talks))  # fmt: skip
-        for (item, entry), status in zip(batch, done.statuses, strict=True):
+        for (item, new), status in zip(batch, done.statuses, strict=True):
             if status == "frozen":  # the day's note appeared meanwhile: a save may not change it
-                memory.append((item, dataclasses.replace(entry, section=default, saved=item.date)))
+                memory.append((item, dataclasses.replace(new, section=default, saved=item.date)))
         result = _tally(layout, result, done, batch)
     if memory:
         result = _tally(layout, result, remember_batch(layout, [e for _, e in memory]), memory)

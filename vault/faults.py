@@ -34,4 +34,4 @@ def lacks(feature: str) -> bool:
     `feature`: how the tests run the paths a laptop takes where the system has no atomic swap or no
     leases (macOS, NFS, FUSE), which cannot be made otherwise on a Linux test machine."""
     wanted = env("MEMVAULT_FS_LACKS")
-    return bool(wanted) and feature in wanted.split(",")
+    return wanted is not None and feature in wanted.split(",")

@@ -54,7 +54,9 @@ def retention(layout: Layout, days: int | None, apply: bool = False, today: dt.d
     if days < 1:
         raise UsageError("retention_days is a number of days, 1 or more")
     cutoff = (today or dt.date.today()) - dt.timedelta(days=days)
-    moved, kept, holding = [], [], []
+    moved: list[str] = []
+    kept: list[str] = []
+    holding: list[str] = []
     for path in [path for day, path in daily_notes(layout) if day < cutoff]:
         note = read_day(layout, path)
         if note is not None and any((e.key or e.corrects) and not e.superseded for e in iter_entries(note)):

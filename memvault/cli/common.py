@@ -69,7 +69,8 @@ def parse_one(argv: list[str], command: str, add_arguments: Callable[[argparse.A
         return None
     parser = _OnlyThis(prog="memvault", parents=[common_options()], add_help=False, formatter_class=Formatter)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OnlyThis)
-    add_arguments(sub.add_parser(command, parents=[common_options()], add_help=False, formatter_class=Formatter))
+    # (typeshed ties a subparser's parents to its own class; argparse takes any parser)
+    add_arguments(sub.add_parser(command, parents=[common_options()], add_help=False, formatter_class=Formatter))  # type: ignore[list-item]
     try:
         return parser.parse_args(argv)
     except _NotThis:

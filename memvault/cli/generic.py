@@ -32,15 +32,15 @@ def _add_field(p: argparse.ArgumentParser, f: dataclasses.Field[Any], hint: Any)
     required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     kinds = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     kind = kinds[0]
+    typed: dict[str, Any] = {"type": kind} if kind in (int, float) else {}  # (else the text as given)
     if required:
-        p.add_argument(f.name, type=kind if kind in (int, float) else None, help=help_text)
+        p.add_argument(f.name, help=help_text, **typed)
     elif kind is bool:
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="store_true", default=None, help=help_text)
     elif typing.get_origin(kind) is list:
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="append", help=help_text)
     else:
-        flag = "--" + f.name.replace("_", "-")
-        p.add_argument(flag, dest=f.name, type=kind if kind in (int, float) else None, help=help_text)
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, help=help_text, **typed)
 
 
 def add_generic_commands(add: Add, only: str | None = None) -> None:

@@ -99,7 +99,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        # (typeshed ties a parser's parents to its own class; argparse takes any parser)
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)  # type: ignore[list-item]
         p.set_defaults(handler=handler)
         return p
 

@@ -74,9 +74,10 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
 
     for o in OPTIONS:
         default = f" (default {o.default})" if o.default is not None and f"default {o.default}" not in o.help else ""
-        p.add_argument(o.flag, dest=o.attr, type=o.kind if o.kind in (int, float) else None,  # type: ignore[arg-type]
-                       choices=o.choices or None, action="append" if o.many else None, metavar=o.metavar,
-                       help=o.help + default)  # fmt: skip
+        given: dict[str, Any] = {"type": o.kind} if o.kind in (int, float) else {}  # (else the text as given)
+        given |= {"action": "append"} if o.many else {}
+        p.add_argument(o.flag, dest=o.attr, choices=o.choices or None, metavar=o.metavar, help=o.help + default,
+                       **given)  # fmt: skip
 
 
 def add_search_arguments(p: argparse.ArgumentParser) -> None:

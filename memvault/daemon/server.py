@@ -118,7 +118,7 @@ class Daemon:
         earlier = self.journal.earlier(request_id)  # a client asking again after a lost reply
         if earlier is not None:
             return earlier
-        self._request.written = written = []
+        self._request.written = written = list[str]()
         try:
             with self.journal.running(request_id, request.op):  # (`JournalError`: not run, said in one line)
                 try:

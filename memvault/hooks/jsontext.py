@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (in the module, not in its stubs)
 from typing import Any
 
 _SPACE = re.compile(r"[ \t\n\r]*")

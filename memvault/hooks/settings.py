@@ -168,7 +168,7 @@ def _entries(groups: Value) -> Iterator[tuple[int, Value | None, int, Value]]:
         for h, hook in enumerate(hooks.items if hooks is not None and hooks.kind == "array" else ()):
             command = hook.member("command") if hook.kind == "object" else None
             if command is not None and command.kind == "string":
-                yield g, hooks, h, command  # type: ignore[misc]
+                yield g, hooks, h, command
 
 
 def _texts(groups: Value | None) -> list[str | None]:
@@ -199,7 +199,9 @@ def _install_splices(found: _Settings, command: str, ours: Ours, host: Host) -> 
         members: list[tuple[str | None, Any]] = [("version", 1)] if versioned else []
         members.append(("hooks", {e: [group(e)] for e in host.events}))
         return [append(found.text, found.top, members)], len(host.events), 0
-    splices, missing, added, updated = [], [], 0, 0
+    splices: list[Splice] = []
+    missing: list[tuple[str | None, Any]] = []
+    added, updated = 0, 0
     for event in host.events:
         groups = hooks.member(event)
         if groups is None:

@@ -41,8 +41,10 @@ def takes(prop: dict[str, Any], defs: dict[str, Any]) -> str:
         low, high = prop.get("minimum"), prop.get("maximum")
         if low is not None and high is not None:
             return f"{name} from {_number(low)} to {_number(high)}"
-        if low is not None or high is not None:
-            return f"{name} of at least {_number(low)}" if low is not None else f"{name} of at most {_number(high)}"
+        if low is not None:
+            return f"{name} of at least {_number(low)}"
+        if high is not None:
+            return f"{name} of at most {_number(high)}"
         return name
     if kind == "array":
         item = takes(prop.get("items", {}), defs)

@@ -29,7 +29,7 @@ anything the user asked you to keep out. Call memory_context at the start of a t
 block."""
 
 
-def annotations(tool: Callable[..., Any]) -> Any:
+def tool_annotations(tool: Callable[..., Any]) -> Any:
     """What a tool does to the vault, for the agent's host: read-only when none of the verbs it runs
     writes (`memvault.mcp.tools.runs`, `Request.writes`: the one place that says it); nothing reaches
     outside the vault."""
@@ -52,7 +52,8 @@ def build_server(vault: Vault) -> Any:
     server = Server("memvault", instructions=INSTRUCTIONS, version=version("memvault"))
     add_resources(server, vault)
     for tool in MemoryTools(vault).all():
-        server.add_tool(compact(tool), description=inspect.cleandoc(tool.__doc__ or ""), annotations=annotations(tool))
+        described = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(compact(tool), description=described, annotations=tool_annotations(tool))
     return server
 
 

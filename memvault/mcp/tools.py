@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import Field
 
@@ -75,9 +75,9 @@ def _parameter(option: Option, default: Any) -> inspect.Parameter:
     """A search option as a tool parameter: its type, choices, bounds and help from its one declaration."""
     kind: Any = {"float|auto": float | Literal["auto"]}.get(option.kind, option.kind)  # type: ignore[arg-type]
     if option.choices:
-        kind = Literal[option.choices]  # type: ignore[valid-type]
+        kind = Literal[option.choices]
     if option.many:
-        kind = kind | list[kind]  # type: ignore[operator]
+        kind = kind | list[kind]
     maximum = MAX_HITS if option.name == "limit" else option.maximum
     field = Field(description=option.help, ge=option.minimum if option.kind != "float|auto" else None,
                   le=maximum if option.kind != "float|auto" else None)  # fmt: skip
@@ -96,9 +96,9 @@ class MemoryTools:
         """The hand-made tools, then one per verb MCP serves by translation (`memvault.verbs.VERBS`)."""
         from memvault.verbs import served_by
 
-        made = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget, self.memory_restore,
-                self.memory_correct, self.memory_extract, self.memory_list, self.memory_context,
-                self.memory_status]  # fmt: skip
+        made: list[Callable[..., Any]] = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget,
+                                          self.memory_restore, self.memory_correct, self.memory_extract,
+                                          self.memory_list, self.memory_context, self.memory_status]  # fmt: skip
         return made + [self.translated(op) for op in served_by("mcp")]
 
     def translated(self, op: str) -> Callable[..., Any]:
@@ -120,7 +120,8 @@ class MemoryTools:
         for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
             default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
             bounds = {k: f.metadata[k] for k in ("ge", "le") if k in f.metadata}  # a number's range, as declared
-            annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"), **bounds)]
+            # (a type built at run time from the request's field: what mypy cannot read, the SDK does)
+            annotation = Annotated[hints[f.name], Field(description=f.metadata.get("help"), **bounds)]  # type: ignore[valid-type,name-defined]
             params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                             annotation=annotation))  # fmt: skip
         tool.__signature__ = inspect.Signature(params, return_annotation=request_type.reply)  # type: ignore[attr-defined]
@@ -162,7 +163,7 @@ class MemoryTools:
             if given.get("mode") in ("bm25", "substring") and given.get("min_similarity") == "auto":
                 given["min_similarity"] = None  # the default floor is on cosines: a keyword search has none
             result = self.scopes.search_result(Search(query, build_options(**given)), scope)
-            hits = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope, "unit": h.unit,
+            hits: list[Any] = [{"source": source(h.path, h.start_line, h.end_line), "scope": h.scope, "unit": h.unit,
                      **{k: h.about[k] for k in ABOUT if h.about.get(k)},
                      "heading": list(h.heading), "snippet": h.snippet, "score": round(h.score, 6)}
                     for h in result.hits]  # fmt: skip
@@ -277,8 +278,8 @@ class MemoryTools:
 
         request = Extract(json.dumps(messages, ensure_ascii=False), "messages")
         done = self._run(lambda: self.vault.run(request))
-        return {"path": done.path, "proposals": [{k: p[k] for k in ("id", "text", "kind", "seen")}
-                                                 for p in done.proposals], "warnings": done.warnings}  # fmt: skip
+        proposals: list[Any] = [{k: p[k] for k in ("id", "text", "kind", "seen")} for p in done.proposals]
+        return {"path": done.path, "proposals": proposals, "warnings": done.warnings}
 
     @runs("list")
     def memory_list(
@@ -294,7 +295,7 @@ class MemoryTools:
         listed = self._run(lambda: self.scopes.entries(section, tag, key, scope, conversation=conversation,
                                                        importance=importance))  # fmt: skip
         page = listed.entries[offset : offset + limit]
-        entries = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
+        entries: list[Any] = [{"source": source(e["path"], e["start_line"], e["end_line"]), "scope": e["scope"],
                     "section": e["section"], "key": e["key"], "tags": e["tags"], "text": e["text"][:240],
                     "date": e["date"], "conversation": e.get("conversation"), "importance": e.get("importance")}
                    for e in page]  # fmt: skip
@@ -326,4 +327,4 @@ class MemoryTools:
         keys = ("vault", "files_on_disk", "files_indexed", "files_pending", "files_failed", "chunks", "embedder",
                 "store", "failures")  # fmt: skip
         memory = self._run(lambda: {name: v.run(Overview()).to_json() for name, v in self.scopes.read("all")})
-        return {**{k: status.get(k) for k in keys}, "memory": memory}
+        return cast(out.Status, {**{k: status.get(k) for k in keys}, "memory": memory})

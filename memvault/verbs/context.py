@@ -145,9 +145,9 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
             continue
         out.append({"section": SUMMARIES_TITLE[lang], "text": clip(e.fact, VALUE_CHARS), "path": e.path,
                     "line": e.start_line})  # fmt: skip
-    for day, said in recent_summaries(layout, dt.date.today(), RECENT_DAYS):  # seed 004: where the last month is
+    for day, summary in recent_summaries(layout, dt.date.today(), RECENT_DAYS):  # seed 004: the last month
         rel = layout.relative(layout.daily_note(day))
-        out.append({"section": DAYS_TITLE[lang], "text": clip(f"{day} ({rel}): {said}", VALUE_CHARS), "path": rel,
+        out.append({"section": DAYS_TITLE[lang], "text": clip(f"{day} ({rel}): {summary}", VALUE_CHARS), "path": rel,
                     "line": 1})  # fmt: skip
     return out
 

@@ -165,17 +165,17 @@ def get(rt: VaultRuntime, request: Get) -> Got:
     start, end = request.start_line, request.end_line or len(lines)
     if request.section is not None:
         sections = find_sections(lines, 2)
-        found = next((s for s in sections if s.title == request.section), None)
-        if found is None:
+        titled = next((s for s in sections if s.title == request.section), None)
+        if titled is None:
             there = ", ".join(repr(s.title) for s in sections) or "none"
             raise UsageError(f"{rel} has no section {request.section!r} (its sections: {there})")
-        start, end = max(start, found.start + 1), found.end  # a start_line in it: a capped read going on
+        start, end = max(start, titled.start + 1), titled.end  # a start_line in it: a capped read going on
         if start > end:
             raise UsageError(f"{rel}: section {request.section!r} ends at line {end}: line {start} is past it")
     elif start > len(lines):
         raise UsageError(f"{rel} has {len(lines)} lines: line {start} is past its end")
-    asked = min(end, len(lines))
-    end = min(asked, start + GET_LINES - 1)
+    last = min(end, len(lines))
+    end = min(last, start + GET_LINES - 1)
     used, whole = -1, start - 1  # the whole lines within GET_CHARS; a first line longer than that is cut, alone
     for i in range(start - 1, end):
         used += len(lines[i]) + 1
@@ -184,4 +184,4 @@ def get(rt: VaultRuntime, request: Get) -> Got:
         whole = i + 1
     end = max(start, whole)
     text = "\n".join(lines[start - 1 : end])[:GET_CHARS]
-    return Got(rel, start, end, text, end < asked)
+    return Got(rel, start, end, text, end < last)

@@ -28,7 +28,7 @@ class Search(Request, op="search", reply=SearchResult):  # its JSON is the publi
             raise UsageError("empty query")
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Search:  # type: ignore[override]
+    def from_json(cls, obj: dict[str, Any]) -> Search:
         if not isinstance(obj.get("query"), str):
             raise UsageError('a search request needs a string "query"')
         options = options_from(obj, ignore=frozenset({"query", "id", "op"}))

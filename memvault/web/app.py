@@ -35,7 +35,7 @@ def build_app(scopes: Scopes, session: Session) -> Guard:
     ]  # fmt: skip
     writes = [("/edit", actions.edit), ("/forget", actions.forget), ("/correct", actions.correct),
               ("/restore", actions.restore), ("/approve", actions.approve), ("/reject", actions.reject)]  # fmt: skip
-    routes = [Route(path, handler, methods=["GET"]) for path, handler in reads]
+    routes: list[Route | Mount] = [Route(path, handler, methods=["GET"]) for path, handler in reads]
     routes += [Route(path, handler, methods=["POST"]) for path, handler in writes]
     routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
     app = Starlette(routes=routes, exception_handlers={MemvaultError: _refused})
