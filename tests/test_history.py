@@ -58,3 +58,25 @@ def test_turned_off_and_retired(layout, cli):
     assert done.returncode == 0, done.stderr
     assert not old.exists() and (layout.root / kept).is_file()
     assert any("2020-01-02-old.md" in p.name for p in layout.trash_dir.rglob("*"))  # recoverable
+
+
+def test_a_long_conversation_goes_on_in_parts_and_a_failure_costs_nothing_else(layout, cli, monkeypatch):
+    import memvault.vault.history as history
+
+    assert cli("init", "--lang", "en").returncode == 0
+    monkeypatch.setattr(history, "PART_BYTES", 300)  # a small part, so that the test's turns fill one
+    for n in range(4):
+        _extract(cli, "long-1", ("user", f"turn {n}: " + "words " * 20), ("assistant", f"answer {n}"))
+    parts = sorted(p.name for p in (layout.root / "conversations").iterdir())
+    assert parts[0] == f"{dt.date.today()}-long-1.md" and len(parts) >= 2 and parts[1].endswith(".part2.md"), parts
+    text = "".join((layout.root / "conversations" / p).read_text(encoding="utf-8") for p in parts)
+    assert all(f"answer {n}" in text for n in range(4))
+    from memvault.vault.errors import NoteWriteError
+
+    def full_disk(*args, **kwargs):  # (the fault a root test cannot make with permissions)
+        raise NoteWriteError("conversations/x.md: cannot be written: No space left on device")
+
+    monkeypatch.setattr(history, "keep_messages", full_disk)
+    done = _extract(cli, "blocked-1", ("user", "We decided to ship on Tuesdays from now on."))
+    assert done["history"] is None and any("was not kept" in w for w in done["warnings"]), done
+    assert "ship on Tuesdays" in cli("review").stdout  # the proposal, and the summary, were written

@@ -28,12 +28,22 @@ def _slug(conversation: str) -> str:
     return _SLUG.sub("-", conversation).strip("-")[:80] or "conversation"
 
 
-def conversation_note(layout: Layout, conversation: str, today: dt.date) -> Path:
-    """The conversation's note: the one it already has (begun on an earlier day), else today's."""
+PART_BYTES = 2 * 1024 * 1024  # a long conversation goes on in a next part: a note stays quick to index
+
+
+def conversation_note(layout: Layout, conversation: str, today: dt.date, adding: int = 0) -> Path:
+    """The conversation's note: its last part (begun on an earlier day, or today), or a next part when
+    `adding` bytes would take that one past `PART_BYTES`."""
     folder = layout.root / CONVERSATIONS_DIR
     slug = _slug(conversation)
-    earlier = sorted(folder.glob(f"????-??-??-{slug}.md")) if folder.is_dir() else []
-    return earlier[0] if earlier else folder / f"{today.isoformat()}-{slug}.md"
+    first = sorted(folder.glob(f"????-??-??-{slug}.md")) if folder.is_dir() else []
+    base = first[0].stem if first else f"{today.isoformat()}-{slug}"
+    numbered = {q.stem.rsplit(".part", 1)[1]: q for q in folder.glob(f"{base}.part*.md")} if folder.is_dir() else {}
+    parts = [folder / f"{base}.md", *(numbered[n] for n in sorted((n for n in numbered if n.isdigit()), key=int))]
+    last = parts[-1]
+    if last.exists() and last.stat().st_size + adding > PART_BYTES:
+        return folder / f"{base}.part{len(parts) + 1}.md"
+    return last
 
 
 def _item(message: Message, at: str) -> str:
@@ -57,7 +67,7 @@ def keep_messages(layout: Layout, conversation: str, title: str | None, messages
     items = "".join(_item(m, now.strftime("%H:%M")) for m in messages)
     if not items:
         return None
-    path = conversation_note(layout, conversation, now.date())
+    path = conversation_note(layout, conversation, now.date(), len(items.encode("utf-8")))
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def change(current: TextFile | None) -> str:

@@ -11,7 +11,7 @@ from memvault.protocol import Message, Request, arg
 from memvault.vault.conversation import Digest, parse_conversation, summarise
 from memvault.vault.conversation import Message as Said
 from memvault.vault.daily import append_daily, vault_lang
-from memvault.vault.errors import GuardError, UsageError
+from memvault.vault.errors import GuardError, MemvaultError, UsageError
 from memvault.vault.guards import check_entry, check_field_value
 from memvault.vault.memory_file import remember
 from memvault.vault.proposals import MAX_NEW, Candidate, find_candidates, propose, review, take
@@ -126,7 +126,11 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     if summary.cut:
         warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
     saved = append_daily(rt.layout, summary.text, section="conversation", key=request.key, fields=fields)
-    history = _keep_history(rt, request, messages)
+    try:  # history is extra: a note that cannot be written never costs the summary or the proposals
+        history = _keep_history(rt, request, messages)
+    except MemvaultError as exc:
+        history = None
+        warnings.append(f"what the conversation said was not kept: {exc}")
     candidates = find_candidates([m.content for m in messages if m.role == "user"])
     if llm.configured():
         try:
