@@ -134,3 +134,18 @@ def test_correct_with_the_version_read_refuses_an_entry_changed_since(layout, va
     _, ident, version = _named(layout, "Vue")
     assert vault.run(Correct("Prefers Svelte for front ends", ident, version=version)).status
     assert "superseded::" in path.read_text() and "Svelte" in today.read_text()
+
+
+def test_an_edit_sets_or_clears_the_importance_and_keeps_it_otherwise(layout, vault):
+    path = layout.root / "MEMORY.md"
+    _, ident, version = _named(layout, "Vue")
+    vault.run(Edit(ident, version, "Prefers Vue 3 for front ends", "fe", importance=5))
+    assert "Prefers Vue 3 for front ends [key:: fe] [importance:: 5]" in path.read_text()
+    _, ident, version = _named(layout, "Vue")
+    vault.run(Edit(ident, version, "Prefers Vue 3.5 for front ends", "fe"))  # left out: kept as it was
+    assert "Prefers Vue 3.5 for front ends [key:: fe] [importance:: 5]" in path.read_text()
+    _, ident, version = _named(layout, "Vue")
+    vault.run(Edit(ident, version, "Prefers Vue 3.5 for front ends", "fe", importance=0))  # 0: none
+    assert "[importance::" not in path.read_text()
+    with pytest.raises(MemvaultError, match="importance is 1 to 5"):
+        Edit(ident, version, "x", importance=7)

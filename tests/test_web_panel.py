@@ -159,11 +159,16 @@ def test_edit_saves_the_entry_into_its_note(browser: Any, panel: dict[str, Any])
     text.clear()
     text.send_keys("Answers in one short paragraph")
     browser.find_element(By.ID, "edit-key").send_keys("answer-style")
+    from selenium.webdriver.support.select import Select
+
+    Select(browser.find_element(By.ID, "edit-importance")).select_by_value("4")  # seed 003's 1-5
     _submit(browser, By.ID, "save")
     assert "saved MEMORY.md:6" in browser.find_element(By.ID, "done").text
     memory = (panel["layout"].root / "MEMORY.md").read_text()
-    assert "- Answers in one short paragraph #style [key:: answer-style] <!-- saved" in memory
+    assert "- Answers in one short paragraph #style [key:: answer-style] [importance:: 4] <!-- saved" in memory
     assert "Answers in short paragraphs" not in memory
+    row = next(r for r in _rows(browser) if "one short paragraph" in r)
+    assert " 4 " in f" {row} "  # the list shows it
 
 
 def test_an_editor_save_after_the_page_loaded_is_a_conflict_and_nothing_is_lost(browser: Any, panel) -> None:

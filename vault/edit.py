@@ -81,10 +81,12 @@ def edit(
     key: str | None = None,
     tags: tuple[str, ...] = (),
     now: dt.datetime | None = None,
+    importance: int | None = None,
 ) -> Edited:
     """Replace the entry `ident` (its id or place, as `forget` names it) with `text`, `key` and `tags`,
     only if it is still the `version` the caller read (`entry_version`): else `EditConflict`, nothing
-    written. Its `HH:MM` stamp, nesting and provenance fields stay."""
+    written. Its `HH:MM` stamp, nesting and provenance fields stay; its importance too, unless given
+    (0: none)."""
     from memvault.vault.forget import select  # the writing side's module
     from memvault.vault.saving import prepare_entry
 
@@ -100,6 +102,11 @@ def edit(
     if key is not None and key != target.key and holding_key(layout, key):
         raise UsageError(f"key {key} names another entry already; forget or correct that one first")
     fields = tuple((name, value) for name in KEPT_FIELDS if (value := field_in(target.text, name)))
+    if importance is not None:  # the one field a person sets here
+        fields = (
+            *(f for f in fields if f[0] != "importance"),
+            *((("importance", str(importance)),) if importance else ()),
+        )
     memory = target.path == layout.relative(layout.memory_md)
     entry = prepare_entry(text, key, tags, fields, now.date().isoformat() if memory else None)
     stamp = _STAMP.match(target.text)

@@ -87,7 +87,9 @@ async def edit(request: Request) -> Response:
     if isinstance(form, Response):
         return form
     text, key, tags = _field(form, "text"), _field(form, "key").strip(), _tags(_field(form, "tags"))
-    request_ = Edit(_field(form, "id"), _field(form, "version"), text, key or None, tags)
+    rated = _field(form, "importance")
+    request_ = Edit(_field(form, "id"), _field(form, "version"), text, key or None, tags,
+                    int(rated) if rated.isdigit() else None)  # fmt: skip
     asked = text + (f"  [key:: {key}]" if key else "") + "".join(f" #{t}" for t in tags)
     done = await _write(request, form, asked, lambda vault: vault.run(request_))
     if isinstance(done, Response):
