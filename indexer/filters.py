@@ -34,8 +34,14 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
         "content_hash": chunk.content_hash,
         "script": script_of(chunk.text),
         "unit": chunk.unit,
-        **{k: v for k, v in (("superseded", chunk.superseded), ("key", chunk.key), ("corrects", chunk.corrects)) if v},
+        **{k: v for k, v in _marks(chunk) if v},
     }
+
+
+def _marks(chunk: Chunk) -> tuple[tuple[str, Any], ...]:
+    """What an entry says of itself that a search reads (kept only when it says it)."""
+    return (("superseded", chunk.superseded), ("key", chunk.key), ("corrects", chunk.corrects),
+            ("importance", chunk.importance))  # fmt: skip
 
 
 @dataclass(frozen=True)

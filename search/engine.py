@@ -38,6 +38,7 @@ from memvault.search.time import boost_factor, decay_factor, newest_daily, rewei
 from memvault.vault.cjk import cjk_share, script_of
 from memvault.vault.entries import one_line
 from memvault.vault.errors import UsageError
+from memvault.vault.importance import importance_factor
 from memvault.vault.paths import Layout
 
 if TYPE_CHECKING:  # numpy, and the stages that need it, are imported by the dense stages: a BM25 search
@@ -249,9 +250,10 @@ class Searcher:
         nDCG@10 0.712 -> 0.731); a score fusion's spread is another, so with one the boost acts on the
         fused order as RRF would: 1/(k + fused rank)."""
         assert self.index is not None
-        if boost is not None and opts.fusion != "rrf":
+        rated = any((payloads.get(f.chunk_id) or {}).get("importance") for f in fused)  # `[importance:: N]`
+        if (boost is not None or rated) and opts.fusion != "rrf":
             fused = [f._replace(score=1.0 / (RRF_K + r)) for r, f in enumerate(fused, start=1)]
-        factors = []
+        factors = [lambda cid: importance_factor(payloads.get(cid))] if rated else []
         if opts.decay is not None:
             half_life, reference = opts.decay, newest_daily(self.index.newest_date("daily"))
             factors.append(lambda cid: decay_factor(payloads.get(cid), half_life, reference))

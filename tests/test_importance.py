@@ -35,3 +35,24 @@ def test_the_prompt_reads_importance_in_words(layout, cli):
     given = json.loads(cli("context", "--json", "which queue do payments use", env=HASH_ENV).stdout)
     line = next(item["text"] for item in given["recall"] if "RabbitMQ" in item["text"])
     assert "importance 3 of 5" in line and "[importance::" not in line
+
+
+def test_an_important_entry_ranks_above_an_equal_one(layout, cli):
+    """Two entries that answer alike, in two sections (never joined into one hit): unmarked, one of them
+    comes first; the other, marked important, then comes first (the order is the importance's)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    said = "The billing service listens on port {} for refunds"
+
+    def first(marked: str | None) -> str:
+        lines = {port: said.format(port) + (" [importance:: 5]" if port == marked else "") for port in ("7001", "7002")}
+        memory = f"# Memory\n\n## Notes\n\n- {lines['7001']}\n\n## Services\n\n- {lines['7002']}\n"
+        (layout.root / "MEMORY.md").write_text(memory, encoding="utf-8")
+        assert cli("index", env=HASH_ENV).returncode == 0
+        query = ("search", "--json", "--per-doc", "0", "billing service port refunds")
+        ports = [h["text"] for h in json.loads(cli(*query, env=HASH_ENV).stdout)["hits"] if "billing" in h["text"]]
+        assert len(ports) == 2 and all(p.count("listens") == 1 for p in ports), ports
+        return "7001" if "7001" in ports[0] else "7002"
+
+    ahead = first(None)
+    behind = "7002" if ahead == "7001" else "7001"
+    assert first(behind) == behind

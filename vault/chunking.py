@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from memvault.vault.cjk import CJK_WIDE, script_of
 from memvault.vault.days import SUMMARY_KEY, summary_of
 from memvault.vault.entries import MARKER, field_in, item_end, tags_in
+from memvault.vault.importance import level as importance_level
 from memvault.vault.model import Chunk, Note, vector_text
 from memvault.vault.sections import HEADING, iter_headings, outside_fences
 from memvault.vault.templates import COUNTER, OVERVIEW
@@ -315,4 +316,5 @@ def _unit(
         key=field_in(text, "key") if entry else None,
         corrects=field_in(text, "corrects") if entry else None,
         tags=tags_in(text) if entry else (),
+        importance=importance_level(field_in(text, "importance")) if entry else None,
     )

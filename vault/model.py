@@ -70,6 +70,7 @@ class Chunk:
     key: str | None = None  # an entry's `[key:: …]`
     corrects: str | None = None  # a correction's `[corrects:: …]` pointer
     tags: tuple[str, ...] = ()  # an entry's own #tags
+    importance: int | None = None  # an entry's `[importance:: N]`, 1-5 (`vault.importance`)
 
     @property
     def vector_text(self) -> str:
