@@ -50,3 +50,21 @@ def test_the_days_figures_and_the_events_outlive_a_restart(layout, cli):
         assert gone["path"] == "scratch.md" and gone["chunks"] >= 1, gone
     finally:
         cli("daemon", "stop", env=HASH_ENV)
+
+
+def test_broken_frontmatter_is_an_event_and_an_error_not_a_silent_pass(layout, cli):
+    """A note whose frontmatter cannot be read is indexed as plain text; the daemon says so in `status`'s
+    errors and as an `index-error` event for that note (before, only its log had it)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    start_daemon(cli, layout.root, "--debounce", "0.2", env=HASH_ENV)
+    try:
+        (layout.root / "broken.md").write_text("---\ntitle: [unclosed\n---\n# Note\n\n- a fact\n", encoding="utf-8")
+        said = lambda: [e for e in _events(cli) if e["event"] == "index-error"]  # noqa: E731
+        assert wait_for(said, 60), _events(cli)
+        event = said()[0]
+        assert event["path"] == "broken.md" and "broken frontmatter" in event["error"] and event["indexed"] is True
+        assert any("broken.md" in e for e in _status(cli)["errors"])
+        found = json.loads(cli("search", "--json", "--mode", "bm25", "fact", env=HASH_ENV).stdout)["hits"]
+        assert any(h["path"] == "broken.md" for h in found)  # read as plain text all the same
+    finally:
+        cli("daemon", "stop", env=HASH_ENV)

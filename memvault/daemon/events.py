@@ -12,6 +12,7 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,6 +71,17 @@ def publish_indexed(events: EventBus, memory: str, event: str, data: dict[str, A
         events.publish("memory-updated", path=path, sections=data.get("sections", []))
     elif event == "file-indexed" and path.startswith("daily/"):
         events.publish("daily-note-updated", path=path, date=path.removeprefix("daily/").removesuffix(".md"))
+
+
+def problem_told(events: EventBus, error: Callable[[str], None]) -> Callable[[str], None]:
+    """How a pass tells a note's problem (`PATH:LINE: what`: read as plain text, a bad summary): in
+    `status`'s errors (`error`), and as an `index-error` event for the note, `indexed` all the same."""
+
+    def told(said: str) -> None:
+        error(said)
+        events.publish("index-error", path=said.split(":", 1)[0], error=said, indexed=True)
+
+    return told
 
 
 class Usage:

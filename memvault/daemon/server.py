@@ -24,7 +24,7 @@ from typing import Any
 
 from memvault import verbs
 from memvault.daemon.embedding import BackgroundEmbedding
-from memvault.daemon.events import EventBus, Usage, publish_indexed
+from memvault.daemon.events import EventBus, Usage, problem_told, publish_indexed
 from memvault.daemon.files import pid_path, private_dir, socket_path
 from memvault.daemon.journal import Journal
 from memvault.daemon.stats import Statistics, load_events, save_events
@@ -153,8 +153,8 @@ class Daemon:
         return stats.as_dict()
 
     def _reconcile(self, paths: list[str] | None = None, **options: Any) -> ReconcileStats:
-        """A pass of the daemon's own: the problems it meets are in the log and `status`'s errors."""
-        return reconcile_telling(self.index, paths, self._error, **options)
+        """A pass of the daemon's own: the problems it meets are in the log, `status`'s errors and the events."""
+        return reconcile_telling(self.index, paths, problem_told(self.events, self._error), **options)
 
     def _indexed(self, event: str, **data: Any) -> None:
         publish_indexed(self.events, self.layout.relative(self.layout.memory_md), event, data)
@@ -243,8 +243,7 @@ class Daemon:
             return disagreements(self.index)
 
     def _error(self, message: str) -> None:
-        self.errors.append(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}")
-        del self.errors[:-100]
+        self.errors = [*self.errors, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}"][-100:]
 
     # lifecycle ----------------------------------------------------------
     def _bind(self) -> Server:
