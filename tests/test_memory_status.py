@@ -67,3 +67,19 @@ def test_context_over_a_broken_index_says_so_and_counts_it(layout, cli):
     assert project["recall_errors"] == 2 and "unreadable manifest" in project["last_recall_error"]
     assert dt.datetime.fromisoformat(project["last_recall_error_at"]) >= before
     assert "recall errors   [project] 2, the last at" in cli("status", env=HASH_ENV).stdout
+
+
+def test_status_counts_days_and_sections_and_says_when_memory_md_changed(layout, cli):
+    """Seed 003's statistics and lastUpdated: the days with a note, MEMORY.md's sections, and when it last
+    changed, per scope, in JSON and in words."""
+    import datetime as dt
+    import json
+
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("note", "a day's line").returncode == 0
+    assert cli("remember", "Prefers tabs", "--type", "preference").returncode == 0
+    memory = json.loads(cli("status", "--json").stdout)["memory"]["project"]
+    assert memory["daily_notes"] == 1 and memory["sections"] >= 5
+    changed = dt.datetime.fromisoformat(memory["memory_updated"])
+    assert abs((dt.datetime.now() - changed).total_seconds()) < 600
+    assert f"1 daily notes, {memory['sections']} sections; MEMORY.md last changed" in cli("status").stdout

@@ -48,6 +48,8 @@ def cmd_status(args: argparse.Namespace, vault: Vault) -> int:
         print(f"{'recalled':<15} {at}{m['recalled']} entries, {m['recalls']} times, by searches the daemon served")
         last = f", the last at {m['last_recall_error_at']}: {m['last_recall_error']}" if m["recall_errors"] else ""
         print(f"{'recall errors':<15} {at}{m['recall_errors']}{last}")
+        changed = f"; MEMORY.md last changed {m['memory_updated']}" if m.get("memory_updated") else ""
+        print(f"{'notes':<15} {at}{m.get('daily_notes', 0)} daily notes, {m.get('sections', 0)} sections{changed}")
     return 0
 
 

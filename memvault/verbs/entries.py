@@ -178,6 +178,9 @@ class Overviewed(Message):
     recall_errors: int = 0  # `context` answered from the notes' text, not the index (`verbs.recall_errors`)
     last_recall_error: str | None = None
     last_recall_error_at: str | None = None
+    memory_updated: str | None = None  # when MEMORY.md last changed (seed 003's lastUpdated), local time
+    daily_notes: int = 0  # the days with a note (seed 003's statistics)
+    sections: int = 0  # MEMORY.md's `##` sections
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,8 @@ def correct(rt: EntryRuntime, request: Correct) -> Corrected:
 def overview(rt: EntryRuntime, request: Overview) -> Overviewed:
     from memvault.vault.conversation import conversation_summaries
     from memvault.vault.entries import vault_entries
+    from memvault.vault.memory_file import list_sections
+    from memvault.vault.paths import daily_notes
     from memvault.vault.proposals import review
     from memvault.verbs.context import Contexted, render, stable_entries
     from memvault.verbs.recall_errors import recall_errors
@@ -285,7 +290,11 @@ def overview(rt: EntryRuntime, request: Overview) -> Overviewed:
     keys = {entry_key(e.text) for e in entries}
     mine = [times for key, (_, times) in recalls.items() if key in keys]
     summaries = conversation_summaries(rt.layout, 10_000)
+    memory = rt.layout.memory_md
+    at = dt.datetime.fromtimestamp(memory.stat().st_mtime) if memory.exists() else None
+    changed = at.isoformat(timespec="seconds") if at else None
     return Overviewed(sum(not e.superseded for e in entries), sum(bool(e.superseded) for e in entries),
                       sum(bool(e.key) and not e.superseded for e in entries), len(stable["stable"]),
                       len(stable["text"]), len(summaries), len(review(rt.layout)), len(mine), sum(mine),
-                      len(summaries[0].fact) if summaries else 0, **recall_errors(rt.layout))  # fmt: skip
+                      len(summaries[0].fact) if summaries else 0, **recall_errors(rt.layout), memory_updated=changed,
+                      daily_notes=len(daily_notes(rt.layout)), sections=len(list_sections(rt.layout)))  # fmt: skip
