@@ -56,3 +56,18 @@ def test_an_important_entry_ranks_above_an_equal_one(layout, cli):
     ahead = first(None)
     behind = "7002" if ahead == "7001" else "7001"
     assert first(behind) == behind
+
+
+def test_a_decision_in_an_adrs_shape(layout, cli):
+    """Seed 003: a decision with its context and consequences, as lines of one entry in the
+    architecture decisions, labelled in the vault's language, found by its consequences too."""
+    assert cli("init", "--lang", "en").returncode == 0
+    done = cli("remember", "We use Postgres 16 for billing", "--type", "architecture", "--context",
+               "refunds need transactions across orders", "--consequences", "one more service to run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    memory = (layout.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert ("- We use Postgres 16 for billing <!-- saved" in memory and "  Context: refunds need transactions across"
+            " orders\n  Consequences: one more service to run\n" in memory)  # fmt: skip
+    listed = json.loads(cli("list", "--json").stdout)["entries"]
+    assert any(e["text"].endswith("Consequences: one more service to run") for e in listed)
+    assert cli("remember", "x", "--context", " ").returncode == 2  # an empty part is refused in one line

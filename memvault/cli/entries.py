@@ -45,7 +45,8 @@ def cmd_note(args: argparse.Namespace, vault: Vault) -> int:
 
 
 def cmd_remember(args: argparse.Namespace, vault: Vault) -> int:
-    request = Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag, args.importance)
+    request = Remember(read_text_arg(args.text), args.section, args.type, args.key, args.tag, args.importance,
+                       args.context, args.consequences)  # fmt: skip
     reply, where = _saving(args, vault, request)
     if reply.created_section:
         print(f"section '{reply.section}' did not exist in MEMORY.md: created it", file=sys.stderr)
@@ -164,6 +165,8 @@ def add_commands(add: Add) -> None:
     p.add_argument("--importance", type=int, choices=range(1, 6), metavar="1-5",
                    help="how important it is ([importance:: N]); 4 or 5 keep it in every prompt's stable "
                    "block")  # fmt: skip
+    p.add_argument("--context", help="a decision's context, written as a line of it (an ADR's shape, seed 003)")
+    p.add_argument("--consequences", help="a decision's consequences, written as a line of it")
     p.add_argument("--scope", choices=SCOPES, help=SAVE_SCOPE)
 
     p = add("list", cmd_list, "list entries (list items) with their key and tags, and a count per tag")

@@ -199,6 +199,9 @@ class MemoryTools:
         | None = None,
         section: str | None = None, key: str | None = None, tags: list[str] | None = None, scope: Scope | None = None,
         importance: Annotated[int | None, Field(ge=1, le=5, description=IMPORTANCE)] = None,
+        context: Annotated[str | None, Field(description="for a decision: why it was taken, kept as a line of it")]
+        = None,
+        consequences: Annotated[str | None, Field(description="for a decision: what follows from it")] = None,
     ) -> Saved:  # fmt: skip
         """Save one lasting fact about the user or the project: a preference, a decision and its
         reason, a constraint, a solution that took effort, a setting; not one-off chatter, never a
@@ -214,9 +217,10 @@ class MemoryTools:
         def call() -> dict[str, Any]:  # `Saved` as JSON: what the output schema describes
             kind, title = (type, section) if type or section else core_home(tags) or (None, None)
             to_day = kind is None and title is None
-            if to_day and importance is not None:  # importance is MEMORY.md's: the fact goes to its last section
+            if to_day and (importance is not None or context or consequences):  # MEMORY.md's: to its last section
                 to_day = False
-            request = Note(text, key=key, tags=tags) if to_day else Remember(text, title, kind, key, tags, importance)
+            remember = Remember(text, title, kind, key, tags, importance, context, consequences)
+            request = Note(text, key=key, tags=tags) if to_day else remember
             return self.scopes.saved(request, scope).to_json()
 
         return self._run(call)

@@ -67,11 +67,17 @@ class Remember(Request, op="remember", reply=Saved, writes=True):
     key: str | None = None
     tags: list[str] | None = None
     importance: int | None = None  # 1-5 (seed 003); 4 or more keeps it in the stable block
+    # a decision in an ADR's shape (seed 003): why it was taken, and what follows from it, as its lines
+    context: str | None = None
+    consequences: str | None = None
 
     def check(self) -> None:
         from memvault.vault.importance import check_importance
 
         check_importance(self.importance)
+        for name, given in (("context", self.context), ("consequences", self.consequences)):
+            if given is not None and not given.strip():
+                raise UsageError(f"an empty {name}: leave it out")
 
 
 @dataclass(frozen=True)
@@ -132,11 +138,26 @@ def note(rt: WriteRuntime, request: Note) -> Saved:
     return _saved(rt, saved, "daily")
 
 
+ADR_LABELS = {"en": ("Context", "Consequences"), "zh": ("背景", "影响")}
+
+
+def _adr(rt: WriteRuntime, request: Remember) -> str:
+    """The decision, then its context and consequences as lines of the entry, labelled in the vault's language."""
+    if request.context is None and request.consequences is None:
+        return request.text
+    from memvault.vault.daily import vault_lang
+
+    labels = ADR_LABELS[vault_lang(rt.layout)]
+    given = zip(labels, (request.context, request.consequences), strict=True)
+    said = [f"{label}: {' '.join(value.split())}" for label, value in given if value]
+    return "\n".join([request.text.strip(), *said])
+
+
 def remember(rt: WriteRuntime, request: Remember) -> Saved:
     from memvault.vault.memory_file import remember as remember_in_file
 
     rated = (("importance", str(request.importance)),) if request.importance is not None else ()
-    saved = remember_in_file(rt.layout, request.text, section=request.section, kind=request.type,
+    saved = remember_in_file(rt.layout, _adr(rt, request), section=request.section, kind=request.type,
                              key=request.key, tags=tuple(request.tags or ()), fields=rated)  # fmt: skip
     return _saved(rt, saved, saved.section)
 
