@@ -230,3 +230,14 @@ def test_each_turn_is_captured_at_stop_into_the_sessions_one_summary(layout, cli
     assert "ship on Tuesdays" in review and "squash merges" in review and "seen 2x" not in review  # each once
     ended = _hook(cli, _payload("SessionEnd", transcript, reason="exit"))  # nothing new: nothing written
     assert ended.returncode == 0 and today.read_text(encoding="utf-8") == note
+
+
+def test_auto_index_off_starts_no_daemon(layout, cli, tmp_path):
+    """Seed 003's auto-indexing switch: with `auto_index = false` the session's start gives the stable
+    block and starts no daemon (a person indexes, or starts one)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "Answers in English, terse", "--type", "preference").returncode == 0
+    (layout.root / "memvault.toml").write_text("auto_index = false\n")
+    started = _hook(cli, _payload("SessionStart", _transcript(tmp_path / "t.jsonl"), source="startup"))
+    assert started.returncode == 0 and "Answers in English, terse" in started.stdout, started
+    assert json.loads(cli("daemon", "status", "--json").stdout)["running"] is False

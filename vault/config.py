@@ -39,6 +39,7 @@ FILE_KEYS: dict[str, type] = {
     "rescan": float,
     "retention_days": int,
     "keep_conversations": bool,
+    "auto_index": bool,
 }
 
 
@@ -61,6 +62,7 @@ class Settings:
     rescan: float = RESCAN_S
     retention_days: int | None = None  # opt-in: daily notes older than this move to the trash
     keep_conversations: bool = True  # what each conversation said, in conversations/ (`vault.history`)
+    auto_index: bool = True  # seed 003's switch: the hooks and the MCP server start the vault's daemon
 
 
 def _given(value: Any) -> bool:

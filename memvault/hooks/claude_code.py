@@ -88,8 +88,11 @@ def session_start(vault: Vault, payload: dict[str, Any], budget: int) -> dict[st
 
 
 def _serve(vault: Vault) -> None:
-    """Start the vault's daemon when none runs, to stop itself once idle (no session holds it)."""
-    if vault.daemon_status()["running"]:
+    """Start the vault's daemon when none runs, to stop itself once idle (no session holds it); not
+    where memvault.toml says `auto_index = false` (then a person indexes, or starts the daemon)."""
+    from memvault.vault.config import load_settings
+
+    if vault.daemon_status()["running"] or not load_settings(vault.root).auto_index:
         return
     with contextlib.suppress(MemvaultError):  # else each prompt's hook answers in its own process, slower
         vault.start_daemon(["--idle-exit", f"{SESSION_DAEMON_IDLE_S:g}"])

@@ -80,12 +80,13 @@ def serve(vault: Vault, idle_exit: float, http: tuple[str, int] | None = None,
     it, and else `idle_exit` seconds after the last one let go and no request came, so a session killed
     before its end leaves no daemon behind either."""
     from memvault.daemon.client import hold, holders
+    from memvault.vault.config import load_settings
 
     started: list[Vault] = []
     held: list[tuple[Vault, Any]] = []
     with Scopes(vault) as scopes:
         for _, each in scopes.read("all"):
-            if not each.daemon_status()["running"]:
+            if not each.daemon_status()["running"] and load_settings(each.root).auto_index:  # (a person's switch)
                 try:
                     each.start_daemon(["--idle-exit", f"{idle_exit:g}"])
                     started.append(each)
