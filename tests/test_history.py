@@ -80,3 +80,19 @@ def test_a_long_conversation_goes_on_in_parts_and_a_failure_costs_nothing_else(l
     done = _extract(cli, "blocked-1", ("user", "We decided to ship on Tuesdays from now on."))
     assert done["history"] is None and any("was not kept" in w for w in done["warnings"]), done
     assert "ship on Tuesdays" in cli("review").stdout  # the proposal, and the summary, were written
+
+
+def test_a_part_run_again_is_kept_once(layout, cli):
+    """An extract killed after it kept the part, then run again (the kill campaign's case), keeps it
+    once, whatever minute the second run falls in."""
+    from memvault.vault.conversation import Message
+    from memvault.vault.history import keep_messages
+
+    assert cli("init", "--lang", "en").returncode == 0
+    said = [Message("user", "We decided to keep the monorepo."), Message("assistant", "Understood.")]
+    first = keep_messages(layout, "again-1", None, said, dt.datetime(2026, 12, 5, 10, 0))
+    again = keep_messages(layout, "again-1", None, said, dt.datetime(2026, 12, 5, 10, 7))
+    text = (layout.root / str(first)).read_text(encoding="utf-8")
+    assert again == first and text.count("keep the monorepo") == 1 and text.count("Understood.") == 1
+    keep_messages(layout, "again-1", None, [Message("user", "And squash merges.")], dt.datetime(2026, 12, 5, 10, 9))
+    assert (layout.root / str(first)).read_text(encoding="utf-8").count("squash merges") == 1

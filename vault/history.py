@@ -46,6 +46,14 @@ def conversation_note(layout: Layout, conversation: str, today: dt.date, adding:
     return last
 
 
+_AT = re.compile(r"^(- \*\*[^*\n]+\*\*) \d{2}:\d{2}:", re.MULTILINE)
+
+
+def _timeless(text: str) -> str:
+    """Items without the minute they were kept at: a part run again later is still the same part."""
+    return _AT.sub(r"\1:", text.replace("\r\n", "\n"))
+
+
 def _item(message: Message, at: str) -> str:
     """One message as a list item, its lines after the first indented under it."""
     try:
@@ -74,6 +82,8 @@ def keep_messages(layout: Layout, conversation: str, title: str | None, messages
         if current is None:
             named = " ".join((title or conversation).split())[:160]
             return f"# {named}\n\n[conversation:: {conversation}]\n\n## Messages\n\n{items}"
+        if _timeless(current.text).endswith(_timeless(items)):  # the same part again (a run killed after
+            return current.text  # it wrote, run again): once, as every other write of extract
         return current.text + ("" if current.text.endswith("\n") else "\n") + items
 
     update_note(layout, path, change)
