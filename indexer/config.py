@@ -17,11 +17,12 @@ class IndexConfig:
     qdrant_api_key: str | None = None
     collection: str = "memvault"
     tokenizer: str | None = None
+    embedding_cache: bool = True  # memvault.toml's switch: vectors kept by text in the cache
 
     @classmethod
     def from_settings(cls, settings: Settings) -> IndexConfig:
         return cls(settings.embedder, settings.qdrant_url, settings.qdrant_api_key, settings.collection,
-                   settings.tokenizer)  # fmt: skip
+                   settings.tokenizer, settings.embedding_cache)  # fmt: skip
 
     @classmethod
     def from_env(

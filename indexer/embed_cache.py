@@ -32,9 +32,11 @@ CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
 
 
 class EmbedCache:
-    def __init__(self, path: Path, create: bool = True) -> None:
+    def __init__(self, path: Path, create: bool = True, enabled: bool = True) -> None:
         self.path = path
         self.db: sqlite3.Connection | None = None
+        if not enabled:
+            return  # memvault.toml's `embedding_cache = false`: nothing kept, nothing looked up
         if not create and not path.exists():
             return  # a reader of an index built before the cache had a file of its own
         try:

@@ -65,7 +65,7 @@ class Index(Reads):
         self.vectors: VectorStore | None = None
         self.store_waits = False  # a writer's store stays closed until a write needs it (`indexer.deferred`)
         self._unstored: set[str] | None = None  # a reader's: points its dense list drops
-        self.cache = EmbedCache(cache_path(manifest.path), create=writable)
+        self.cache = EmbedCache(cache_path(manifest.path), create=writable, enabled=config.embedding_cache)
         self.rebuilt = manifest.created  # derived data started from nothing in this process
         self._lock_fd = lock_fd
         self.listener: Callable[..., None] | None = None  # told of each note indexed, dropped or failed

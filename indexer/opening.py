@@ -10,6 +10,7 @@ back to the files.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def _settle_config(manifest: Manifest, config: IndexConfig) -> IndexConfig:
     url = config.qdrant_url if config.qdrant_url is not None else recorded
     url = None if url in ("", "embedded") else url
     collection = manifest.get_meta("collection") if config.qdrant_url is None else None
-    return IndexConfig(config.embedder, url, config.qdrant_api_key, collection or config.collection, config.tokenizer)
+    return dataclasses.replace(config, qdrant_url=url, collection=collection or config.collection)
 
 
 def _settle_tokenizer(index: Index) -> Tokenizer:

@@ -9,12 +9,14 @@ Both stay findable.
 
 from __future__ import annotations
 
+import textwrap
+from dataclasses import replace
 from typing import Any
 
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader
 from memvault.search.fusion import Fused
-from memvault.vault.correct import correction_notes, nearest_correction
+from memvault.vault.correct import correction_notes, nearest_correction, reattach
 from memvault.vault.entries import entries_in, ids_of_unit
 from memvault.vault.paths import Layout
 
@@ -29,7 +31,9 @@ def correction_of(index: Reader, layout: Layout, cid: str, payload: dict[str, An
     old = index.chunk_rows([cid]).get(cid)
     rows = index.chunk_rows([c for rel in notes for c in index.chunk_ids(rel)])
     pairs = ((c, e) for c, r in rows.items() if "[corrects::" in r.text for e in entries_in(r.text))
-    return nearest_correction(pairs, payload["path"], payload["start_line"], ids_of_unit(old.text) if old else ())
+    was = entries_in(textwrap.dedent(old.text))[:1] if old else []
+    lost = (lambda: reattach(layout, replace(was[0], path=payload["path"]))) if was else None
+    return nearest_correction(pairs, payload["path"], payload["start_line"], ids_of_unit(old.text) if old else (), lost)
 
 
 def follow_corrections(

@@ -32,6 +32,8 @@ def recent_summaries(layout: Layout, today: dt.date, days: int) -> list[tuple[dt
     """The days of the last `days` (today's included) that have a summary, newest first, as the catalog
     holds them (one file a year, read as it is: what a prompt reads stays cheap; a catalog not written
     yet gives none)."""
+    from memvault.vault.days import live
+
     since = today - dt.timedelta(days=days - 1)
     found: list[tuple[dt.date, str]] = []
     for year in sorted({since.year, today.year}):
@@ -45,8 +47,8 @@ def recent_summaries(layout: Layout, today: dt.date, days: int) -> list[tuple[dt
                 when = dt.date.fromisoformat(day)
             except ValueError:
                 continue
-            if since <= when <= today and said.strip():
-                found.append((when, said.strip()))
+            if since <= when <= today and live(said.strip()):  # an agent reads what it still says
+                found.append((when, live(said.strip())))
     return sorted(found, reverse=True)
 
 

@@ -20,7 +20,7 @@ from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from memvault.vault.cjk import CJK_WIDE, script_of
-from memvault.vault.days import SUMMARY_KEY, summary_of
+from memvault.vault.days import SUMMARY_KEY, live, summary_of
 from memvault.vault.entries import MARKER, field_in, item_end, tags_in
 from memvault.vault.importance import level as importance_level
 from memvault.vault.model import Chunk, Note, vector_text
@@ -253,7 +253,7 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
     prose = {i for i, _ in outside_fences(lines)}
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
-    summary = summary_of(note)
+    summary = live(summary_of(note) or "")  # what it still says: no clause of a corrected or forgotten fact
     if summary:  # the day's one-line summary: a unit of its own, pointing at the frontmatter that holds it
         top: tuple[str, ...] = (SUMMARY_KEY,)
         chunks.append(Chunk(chunk_id(note.path, top, 0), note.path, top, 1, max(1, note.body_line - 1),

@@ -40,7 +40,12 @@ FILE_KEYS: dict[str, type] = {
     "retention_days": int,
     "keep_conversations": bool,
     "auto_index": bool,
+    "daily_notes": bool,
+    "long_term_memory": bool,
+    "embedding_cache": bool,
 }
+# seed 003's switches of what memvault writes: the setting, what it stops
+SWITCHES = {"daily_notes": "memvault writes no daily note", "long_term_memory": "memvault writes nothing to MEMORY.md"}
 
 
 def default_cache_dir() -> Path:
@@ -63,6 +68,9 @@ class Settings:
     retention_days: int | None = None  # opt-in: daily notes older than this move to the trash
     keep_conversations: bool = True  # what each conversation said, in conversations/ (`vault.history`)
     auto_index: bool = True  # seed 003's switch: the hooks and the MCP server start the vault's daemon
+    daily_notes: bool = True  # seed 003's switch: memvault writes daily notes (what is there stays searchable)
+    long_term_memory: bool = True  # seed 003's switch: memvault writes MEMORY.md (what is there stays read)
+    embedding_cache: bool = True  # seed 003's switch: vectors kept by text, so a rebuild embeds nothing twice
 
 
 def _given(value: Any) -> bool:
@@ -128,3 +136,9 @@ def load_settings(root: Path | None = None, **overrides: Any) -> Settings:
     if "cache_dir" in chosen:
         chosen["cache_dir"] = Path(chosen["cache_dir"])
     return Settings(**chosen)
+
+
+def require(root: Path, switch: str) -> None:
+    """Refuse a write a switch of `SWITCHES` turned off in the vault's memvault.toml, in one line."""
+    if not getattr(load_settings(root), switch):
+        raise UsageError(f"{Path(root) / CONFIG_FILE}: {switch} = false: {SWITCHES[switch]}")

@@ -11,7 +11,7 @@ own), and search ranks the correction above the entry it corrects, both still fi
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -42,6 +42,7 @@ class Corrected:
     status: str
     old_path: Path
     old_line: int
+    summaries: tuple[str, ...] = ()  # the days whose summary had a clause telling the old fact struck
 
 
 def _valid_tags(text: str) -> tuple[str, ...]:
@@ -74,6 +75,7 @@ def correct(
     from memvault.vault.daily import append_daily
     from memvault.vault.faults import crash_point
     from memvault.vault.forget import entry_version, select
+    from memvault.vault.struck import strike
 
     now = now or dt.datetime.now()
     target, _ = select(layout, key, match)
@@ -93,7 +95,8 @@ def correct(
     note_in_summary(layout, now.date(), topic, text)  # before the mark, which finds the old entry where it is now
     crash_point("before-supersede")
     line = mark_superseded(layout, target, now.date().isoformat())
-    return Corrected(saved.path, saved.status, layout.root / target.path, line)
+    struck = strike(layout, target.fact, "corrected", now.date().isoformat(), new=text)
+    return Corrected(saved.path, saved.status, layout.root / target.path, line, tuple(struck))
 
 
 CORRECTED = {"en": "corrected {topic}: {text}", "zh": "更正 {topic}：{text}"}
@@ -124,6 +127,8 @@ def note_in_summary(layout: Layout, day: dt.date, topic: str, text: str) -> None
 def _finish(layout: Layout, done: Entry, day: str) -> Corrected:
     """A correction found written already: the entry it corrects is marked, if a run killed before
     the mark left it current."""
+    from memvault.vault.struck import strike
+
     ptr = done.corrects or ""
     ref = entry_ref(ptr)
     try:
@@ -136,7 +141,8 @@ def _finish(layout: Layout, done: Entry, day: str) -> Corrected:
             f"{done.path}:{done.start_line} says that already, and corrects nothing left ({done.corrects})"
         )
     line = older.start_line if older.superseded else mark_superseded(layout, older, day)
-    return Corrected(layout.root / done.path, "unchanged", layout.root / older.path, line)
+    struck = strike(layout, older.fact, "corrected", day, new=done.fact)  # a run killed before it struck them
+    return Corrected(layout.root / done.path, "unchanged", layout.root / older.path, line, tuple(struck))
 
 
 def correction_notes(layout: Layout, day: str) -> list[str]:
@@ -160,7 +166,31 @@ def correction_of(layout: Layout, entry: Entry) -> Entry | None:
             entries += vault_entries(layout, rel)
         except (UsageError, NoteReadError):
             continue
-    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line, entry_ids(entry))
+    return nearest_correction(((e, e) for e in entries), entry.path, entry.start_line, entry_ids(entry),
+                              lambda: reattach(layout, entry))  # fmt: skip
+
+
+def reattach(layout: Layout, old: Entry) -> Callable[[list[tuple[T, Entry]]], T | None]:
+    """How a superseded entry edited by hand (a typo fixed: its version id, which its correction points
+    at, changed) finds its correction again: of the corrections pointing into its note at an id no entry
+    there has any more, the one with its key, else the one saying most of its words (two at least)."""
+    from memvault.vault.proposals import content_words
+
+    def pick(dangling: list[tuple[T, Entry]]) -> T | None:
+        try:
+            alive = {i for e in vault_entries(layout, old.path) for i in entry_ids(e)}
+        except (UsageError, NoteReadError):
+            return None
+        orphans = [(thing, e) for thing, e in dangling if (ref := entry_ref(e.corrects or "")) and ref[1] not in alive]
+        if old.key and (same := [thing for thing, e in orphans if e.key == old.key]):
+            return same[0]
+        words = set(content_words(old.fact))
+        shared = sorted(
+            ((len(words & set(content_words(e.fact))), i) for i, (_, e) in enumerate(orphans)), reverse=True
+        )
+        return orphans[shared[0][1]][0] if shared and shared[0][0] >= 2 else None
+
+    return pick
 
 
 def correction_place(layout: Layout, entry: Entry) -> str | None:
@@ -170,20 +200,26 @@ def correction_place(layout: Layout, entry: Entry) -> str | None:
 
 
 def nearest_correction(
-    candidates: Iterable[tuple[T, Entry]], path: str, line: int, idents: tuple[str, ...]
-) -> T | None:
+    candidates: Iterable[tuple[T, Entry]], path: str, line: int, idents: tuple[str, ...],
+    lost: Callable[[], Callable[[list[tuple[T, Entry]]], T | None]] | None = None,
+) -> T | None:  # fmt: skip
     """Of the (thing, entry) pairs, the thing whose entry corrects the entry `idents` (its ids) of note
     `path`: by its `PATH#ID` pointer; else, for pointers written before ids (`PATH:LINE`, the line as
-    it was), the one nearest `line`."""
+    it was), the one nearest `line`; else what `lost` (`reattach`) picks of the pointers into `path`."""
     best: tuple[int, T] | None = None
+    into: list[tuple[T, Entry]] = []
     for thing, e in candidates:
         if (ref := entry_ref(e.corrects or "")) is not None:
             if ref[0] == path and ref[1] in idents:
                 return thing
+            if ref[0] == path:
+                into.append((thing, e))
             continue
         where, _, digits = (e.corrects or "").rpartition(":")
         if where == path:
             distance = abs((int(digits) if digits.isdigit() else 0) - line)
             if best is None or distance < best[0]:
                 best = (distance, thing)
+    if best is None and into and lost is not None:
+        return lost()(into)
     return best[1] if best else None

@@ -6,20 +6,13 @@ import dataclasses
 import datetime as dt
 import re
 
+from memvault.vault.config import require
 from memvault.vault.days import check_day
-from memvault.vault.errors import MemvaultError, UsageError
-from memvault.vault.fileio import read_note, split_lines
+from memvault.vault.errors import UsageError
+from memvault.vault.fileio import split_lines
 from memvault.vault.paths import Layout, inside
 from memvault.vault.saving import BatchSaved, NewEntry, SavedEntry, save_batch, save_entry
-from memvault.vault.templates import DAILY_SECTIONS, daily_template, detect_lang, locale_lang
-
-
-def vault_lang(layout: Layout) -> str:
-    """The vault's language, as its MEMORY.md is written; before there is one, the locale's (as `init`)."""
-    try:
-        return detect_lang(read_note(layout.memory_md, layout=layout).text)
-    except (OSError, MemvaultError):  # missing, or refused (its save says why)
-        return locale_lang()
+from memvault.vault.templates import DAILY_SECTIONS, daily_template, vault_lang
 
 
 def _bump_counter(text: str, label: str, by: int = 1) -> str:
@@ -55,6 +48,7 @@ def append_daily(
     """
     if section not in DAILY_SECTIONS:
         raise UsageError(f"{section!r}: unknown daily section; use one of {', '.join(DAILY_SECTIONS)}")
+    require(layout.root, "daily_notes")
     now = now or dt.datetime.now()
     day = check_day(day or now.date(), now.date())
     rel = layout.relative(layout.daily_note(day))
@@ -94,6 +88,7 @@ def backfill_daily(layout: Layout, day: dt.date, entries: list[NewEntry], conver
     `conversations`: the entries are facts taken from that many conversations (an import of another
     program's memories), which is what the day's conversation counter counts, not the facts."""
     check_day(day)
+    require(layout.root, "daily_notes")
     lang = vault_lang(layout)
     counters = {spec[lang][0]: spec[lang][1] for spec in DAILY_SECTIONS.values()}
     talks = DAILY_SECTIONS["conversation"][lang]

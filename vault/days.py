@@ -31,6 +31,18 @@ DAYS_AHEAD = 1  # a day's note may be written this far ahead of today: a clock o
 _BREAKS = str.maketrans(dict.fromkeys("\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-][^\W_])*|\d+", re.UNICODE)
 _CJK = on_first_use(r"[\u3400-\u9fff\uf900-\ufaff]")
+# a clause struck when the fact it told was corrected or forgotten (`vault.struck`): kept for a person to
+# read, out of what is indexed and given to an agent (`live`)
+STRUCK = re.compile(r"~~(?P<clause>[^~]+)~~ \((?P<why>corrected|forgotten|已更正|已遗忘) (?P<day>\d{4}-\d{2}-\d{2})\)")
+_SEPARATORS = re.compile(r"(?:\s*[;；]\s*)+")
+STRUCK_ROOM = 3  # a summary with its struck clauses may be this many times `SUMMARY_CHARS` long
+
+
+def live(summary: str) -> str:
+    """What a summary still says: its struck clauses out, the separators around them tidied."""
+    if "~~" not in summary:
+        return summary
+    return _SEPARATORS.sub("; ", STRUCK.sub("", summary)).strip().strip(";；").strip()
 
 
 def check_day(day: dt.date, today: dt.date | None = None, where: str = "") -> dt.date:
@@ -53,10 +65,9 @@ def check_summary(text: object, where: str = "") -> str:
     text = text.translate(_BREAKS)
     if "\n" in text.strip() or "\r" in text or "\t" in text:
         raise UsageError(f"{prefix}a day's summary (index) is one line, without tabs")
-    if len(text.strip()) > SUMMARY_CHARS:
-        raise UsageError(
-            f"{prefix}a day's summary (index) is at most {SUMMARY_CHARS} characters, not {len(text.strip())}"
-        )
+    size = len(live(text.strip()))
+    if size > SUMMARY_CHARS or len(text.strip()) > STRUCK_ROOM * SUMMARY_CHARS:
+        raise UsageError(f"{prefix}a day's summary (index) is at most {SUMMARY_CHARS} characters, not {size}")
     return text.strip()
 
 

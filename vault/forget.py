@@ -5,6 +5,8 @@ of their section."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +52,7 @@ class MovedEntry:
     line: int
     id: str
     exact: bool = True  # restore: put back at its old place (False: at the end of its section)
+    summaries: tuple[str, ...] = ()  # the days whose summary it struck a clause of, or lifted the strike of
 
 
 def _matches(entry: Entry, match: str | None, where: Place | None) -> bool:
@@ -132,7 +135,10 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, ver
         return new
 
     update_note(layout, path, change)
-    return moved[0]
+    from memvault.vault.struck import strike  # (days' summaries: read only when an entry is forgotten)
+
+    struck = strike(layout, target.fact, "forgotten", dt.date.today().isoformat())
+    return dataclasses.replace(moved[0], summaries=tuple(struck))
 
 
 def still_there(target: Entry, same: Callable[[Entry], bool], text: str, doing: str) -> None:
@@ -221,14 +227,32 @@ def restore(layout: Layout, ident: str) -> list[MovedEntry]:
     """Put a trashed entry back, or every entry of a `clear` batch (each note written once, with all of
     its entries, each exactly where it was when nothing else changed)."""
     if is_item(layout, ident):
-        return _restore_note(layout, [read_trashed(layout, ident)])
+        item = read_trashed(layout, ident)
+        lifted = _unstrike(layout, [item])
+        return _with_days(_restore_note(layout, [item]), lifted)
     by_note: dict[str, list[Trashed]] = {}
     for item in sorted((t for t in list_trashed(layout) if t.meta.get("batch") == ident),
                        key=lambda t: (str(t.meta.get("origin")), int(t.meta.get("line") or 0))):  # fmt: skip
         by_note.setdefault(str(item.meta.get("origin")), []).append(item)
     if not by_note:
         read_trashed(layout, ident)  # the one-line error: not an id, or no such item
-    return [moved for items in by_note.values() for moved in _restore_note(layout, items)]
+    lifted = _unstrike(layout, [item for items in by_note.values() for item in items])
+    return _with_days([moved for items in by_note.values() for moved in _restore_note(layout, items)], lifted)
+
+
+def _unstrike(layout: Layout, items: list[Trashed]) -> list[str]:
+    """Lift the strikes the forgets of `items` made in the days' summaries (`vault.struck`), before they
+    go back: a note whose summary was struck after its entry went is then as the forget left it, and its
+    entry goes back exactly where it was."""
+    from memvault.vault.entries import entries_in
+    from memvault.vault.struck import unstrike
+
+    facts = [e.fact for item in items if item.meta.get("reason") == "forgotten" for e in entries_in(item.body)[:1]]
+    return unstrike(layout, facts) if facts else []
+
+
+def _with_days(moved: list[MovedEntry], days: list[str]) -> list[MovedEntry]:
+    return [dataclasses.replace(moved[0], summaries=tuple(days)), *moved[1:]] if moved and days else moved
 
 
 def _retired_copy(layout: Layout, path: Path) -> TextFile | None:

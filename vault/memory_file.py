@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 from memvault.vault.cjk import script_of
+from memvault.vault.config import require
 from memvault.vault.daily import append_daily, vault_lang
 from memvault.vault.errors import UsageError
 from memvault.vault.fileio import ABSENT, MAX_NOTE_BYTES, TextFile, atomic_write, read_note, vault_lock
@@ -70,6 +71,7 @@ def remember(
         saved = append_daily(layout, text, section="conversation", key=key, tags=tags, fields=fields)
         return dataclasses.replace(saved, section="daily")
     title = check_section_name(section) if section is not None else None
+    require(layout.root, "long_term_memory")
     lang = vault_lang(layout)
 
     def section_of(body: str) -> str:
@@ -91,6 +93,7 @@ def remember_batch(layout: Layout, entries: list[NewEntry]) -> BatchSaved:
     missing); the guards, format and dedupe of `remember`, but a batch never replaces an entry."""
     for entry in entries:
         check_section_name(entry.section)
+    require(layout.root, "long_term_memory")
     lang = vault_lang(layout)
     return save_batch(layout, layout.memory_md, entries, "- ", lambda: memory_template(lang))
 

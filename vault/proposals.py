@@ -108,14 +108,20 @@ class Candidate:
     seen: int = 1  # how many times it (or a near-duplicate) was said in the conversation
 
 
-def gist(text: str) -> frozenset[str]:
-    """What a statement says, as a set: its content words (a CJK character each, a plural's `s` off),
-    and each pair of them in order, so word order counts as well as the words."""
+def content_words(text: str) -> list[str]:
+    """A statement's content words, in order: a CJK character each, a plural's `s` off, no stop word."""
     words = []
     for token in _TOKEN.findall(text.casefold()):
         if token in _STOP or (len(token) == 1 and token.isascii()):
             continue
         words.append(token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token)
+    return words
+
+
+def gist(text: str) -> frozenset[str]:
+    """What a statement says, as a set: its content words and each pair of them in order, so word
+    order counts as well as the words."""
+    words = content_words(text)
     return frozenset(words) | frozenset(f"{a} {b}" for a, b in pairwise(words))
 
 

@@ -79,11 +79,14 @@ class SavedEntry:
     status: str = "added"
     trashed: str | None = None
     superseded: str | None = None  # `PATH:LINE` of the entry marked superseded
+    summaries: tuple[str, ...] = ()  # the days whose summary had a clause telling the old fact struck
 
     def notes(self, layout: Layout) -> list[str]:
-        """The notes the save changed, vault-relative: its own, and the one it marked an entry in."""
+        """The notes the save changed, vault-relative: its own, the one it marked an entry in, and the
+        days whose summary it struck a clause of."""
         rel = layout.relative(self.path)
-        return [rel, self.superseded.rpartition(":")[0]] if self.superseded else [rel]
+        marked = [self.superseded.rpartition(":")[0]] if self.superseded else []
+        return list(dict.fromkeys([rel, *marked, *self.summaries]))
 
 
 def prepare_entry(
@@ -166,7 +169,10 @@ def save_entry(
     done = _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
     crash_point("before-supersede")
     line = mark_superseded(layout, old, now.date().isoformat())
-    return dataclasses.replace(done, status="superseded", superseded=f"{old.path}:{line}")
+    from memvault.vault.struck import strike  # (a save rarely supersedes: the scan of the days only then)
+
+    struck = strike(layout, old.fact, "corrected", now.date().isoformat(), new=text)
+    return dataclasses.replace(done, status="superseded", superseded=f"{old.path}:{line}", summaries=tuple(struck))
 
 
 def _holding(layout: Layout, key: str, day: str) -> list[Entry]:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memvault.vault.paths import Layout
 
 LANGS = ("zh", "en")
 
@@ -70,3 +74,14 @@ def detect_lang(text: str | None) -> str:
     if uses("zh") or not (text or "").strip():
         return "zh"
     return "en" if uses("en") or script_of(str(text)) != "cjk" else "zh"
+
+
+def vault_lang(layout: Layout) -> str:
+    """The vault's language, as its MEMORY.md is written; before there is one, the locale's (as `init`)."""
+    from memvault.vault.errors import MemvaultError
+    from memvault.vault.fileio import read_note
+
+    try:
+        return detect_lang(read_note(layout.memory_md, layout=layout).text)
+    except (OSError, MemvaultError):  # missing, or refused (its save says why)
+        return locale_lang()

@@ -85,7 +85,8 @@ def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
         if moved.elsewhere:
             print(f"memvault: the same text is still in {', '.join(moved.elsewhere)}", file=sys.stderr)
         return 0
-    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id})")
+    told = f"; its clause struck in the summary of {', '.join(moved.summaries)}" if moved.summaries else ""
+    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id}){told}")
     return 0
 
 
@@ -96,7 +97,8 @@ def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
         print(f"restored {moved.count} entries of batch {moved.id}, {how}")
         return 0
     where = f"{moved.path}:{moved.line}" if moved.exact else f"the end of its section in {moved.path} (it changed)"
-    print(f"restored {moved.id} to {where}")
+    told = f"; the summary of {', '.join(moved.summaries)} tells it again" if moved.summaries else ""
+    print(f"restored {moved.id} to {where}{told}")
     return 0
 
 
@@ -112,9 +114,9 @@ def cmd_correct(args: argparse.Namespace, vault: Vault) -> int:
     request = Correct(read_text_arg(words[0] if words else None), what, args.match, args.tag)
     reply = _one(args, vault, what).run(request)
     done = "already written" if reply.status == "unchanged" else "written"
-    print(
-        f"corrected {reply.old_path}:{reply.old_line} (now marked superseded); the correction is {done} in {reply.path}"
-    )
+    told = f"; the old fact's clause struck in the summary of {', '.join(reply.summaries)}" if reply.summaries else ""
+    print(f"corrected {reply.old_path}:{reply.old_line} (now marked superseded); the correction is {done} in "
+          f"{reply.path}{told}")  # fmt: skip
     return 0
 
 

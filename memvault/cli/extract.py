@@ -34,7 +34,8 @@ def cmd_extract(args: argparse.Namespace, vault: Vault) -> int:
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
         return 0
-    print(f"summarised {reply.messages} messages in {reply.path}; {len(reply.proposals)} proposals in the review queue")
+    where = f"summarised {reply.messages} messages in {reply.path}" if reply.path else f"read {reply.messages} messages"
+    print(f"{where}; {len(reply.proposals)} proposals in the review queue")
     for p in reply.proposals:
         print(f"  {p['id']}  {p['kind']:<10} seen {p['seen']}x  {p['text']}")
     return 0

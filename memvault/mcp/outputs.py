@@ -58,11 +58,13 @@ class Read(TypedDict):
 
 
 class Forgot(TypedDict):
-    """The entry's old place (PATH:LINE), its trash id (memory_restore takes it) and its vault."""
+    """The entry's old place (PATH:LINE), its trash id (memory_restore takes it), its vault, and the
+    daily notes whose summary had the clause telling it struck (`summaries_struck`)."""
 
     removed: str
     trash_id: str
     scope: str
+    summaries_struck: list[str]
 
 
 class Restored(TypedDict):
@@ -73,15 +75,18 @@ class Restored(TypedDict):
     exact: bool
     count: int
     scope: str
+    summaries_unstruck: list[str]  # daily notes whose summary tells it again: the forget's strike lifted
 
 
 class Corrected(TypedDict):
-    """The note the correction went to, its status (added, or unchanged when it was there), and the old
-    entry now marked superseded (PATH:LINE)."""
+    """The note the correction went to, its status (added, or unchanged when it was there), the old
+    entry now marked superseded (PATH:LINE), and the daily notes whose summary had the clause telling
+    the old fact struck."""
 
     correction: str
     status: str
     superseded: str
+    summaries_struck: list[str]
 
 
 class Proposal(TypedDict):

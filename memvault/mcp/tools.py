@@ -239,7 +239,8 @@ class MemoryTools:
         def call() -> out.Forgot:
             name, vault = self.scopes.one(scope, key)
             moved = vault.run(Forget(named, match))
-            return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id, "scope": name}
+            return {"removed": f"{moved.path}:{moved.line}", "trash_id": moved.id, "scope": name,
+                    "summaries_struck": moved.summaries}  # fmt: skip
 
         return self._run(call, FIND)
 
@@ -256,7 +257,7 @@ class MemoryTools:
             name, vault = next(((n, v) for n, v in vaults if is_item(v.layout, id)), vaults[0])
             moved = vault.run(Restore(id))
             return {"restored": f"{moved.path}:{moved.line}", "exact": moved.exact, "count": moved.count,
-                    "scope": name}  # fmt: skip
+                    "scope": name, "summaries_unstruck": moved.summaries}  # fmt: skip
 
         return self._run(call, "memory_trash lists what the trash holds, each with its `id`")
 
@@ -271,7 +272,8 @@ class MemoryTools:
 
         named = where if where is not None else key
         done = self._run(lambda: self.scopes.one(scope, key)[1].run(Correct(text, named, match)), FIND)
-        return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}"}
+        return {"correction": done.path, "status": done.status, "superseded": f"{done.old_path}:{done.old_line}",
+                "summaries_struck": done.summaries}  # fmt: skip
 
     @runs("extract")
     def memory_extract(self, messages: list[dict[str, Any]]) -> out.Extracted:

@@ -38,7 +38,8 @@ class Moved(Message):
     count: int = 1  # a restored `clear` batch: how many entries went back (`path`, `line`: the first)
     scrubbed: int = 0  # forget --purge: copies removed from the trash (`id` is then "": none kept)
     elsewhere: list[str] = field(default_factory=list)  # forget --purge: entries still holding the text
-    summaries: list[str] = field(default_factory=list)  # forget --purge: daily notes whose summary told it
+    # daily notes whose summary told it: purged from (--purge), struck (forget), lifted (restore)
+    summaries: list[str] = field(default_factory=list)
     resumed: bool = False  # forget --purge: this finished a purge an earlier run was cut short in
 
 
@@ -84,6 +85,7 @@ class Corrected(Message):
     old_path: str
     old_line: int
     indexed: bool = False
+    summaries: list[str] = field(default_factory=list)  # daily notes whose clause telling the old fact it struck
 
 
 # requests -----------------------------------------------------------------
@@ -246,12 +248,15 @@ def restore(rt: EntryRuntime, request: Restore) -> Moved:
     if len(moved) == 1:
         return _moved(rt, moved[0])
     paths = list(dict.fromkeys(rt.layout.relative(m.path) for m in moved))
-    return Moved(paths[0], moved[0].line, request.id, all(m.exact for m in moved), rt.written(paths), len(moved))
+    days = list(moved[0].summaries)
+    return Moved(paths[0], moved[0].line, request.id, all(m.exact for m in moved),
+                 rt.written(list(dict.fromkeys(paths + days))), len(moved), summaries=days)  # fmt: skip
 
 
 def _moved(rt: EntryRuntime, moved: MovedEntry) -> Moved:
     rel = rt.layout.relative(moved.path)
-    return Moved(rel, moved.line, moved.id, moved.exact, rt.written([rel]))
+    days = list(moved.summaries)
+    return Moved(rel, moved.line, moved.id, moved.exact, rt.written(list(dict.fromkeys([rel, *days]))), summaries=days)
 
 
 def clear(rt: EntryRuntime, request: Clear) -> Cleared:
@@ -271,8 +276,8 @@ def trash(rt: EntryRuntime, request: Trash) -> TrashList:
 def correct(rt: EntryRuntime, request: Correct) -> Corrected:
     done = correct_entry(rt.layout, request.key, request.match, request.text, tags=tuple(request.tags or ()),
                          version=request.version)  # fmt: skip
-    rel, old = rt.layout.relative(done.path), rt.layout.relative(done.old_path)
-    return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old]))))
+    rel, old, days = rt.layout.relative(done.path), rt.layout.relative(done.old_path), list(done.summaries)
+    return Corrected(rel, done.status, old, done.old_line, rt.written(list(dict.fromkeys([rel, old, *days]))), days)
 
 
 def overview(rt: EntryRuntime, request: Overview) -> Overviewed:

@@ -8,6 +8,7 @@ from typing import Any
 
 from memvault import llm
 from memvault.protocol import Message, Request, arg
+from memvault.vault.config import load_settings
 from memvault.vault.conversation import Digest, parse_conversation, summarise
 from memvault.vault.conversation import Message as Said
 from memvault.vault.daily import append_daily, vault_lang
@@ -125,7 +126,12 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     warnings = list(summary.left_out)
     if summary.cut:
         warnings.append(f"{summary.cut} long messages cut to their first 160 characters in the summary")
-    saved = append_daily(rt.layout, summary.text, section="conversation", key=request.key, fields=fields)
+    rel = ""  # memvault.toml's `daily_notes = false`: no summary, the rest as ever
+    if load_settings(rt.layout.root).daily_notes:
+        saved = append_daily(rt.layout, summary.text, section="conversation", key=request.key, fields=fields)
+        rel = rt.layout.relative(saved.path)
+    else:
+        warnings.append("daily_notes = false in memvault.toml: the conversation's summary is not written")
     try:  # history is extra: a note that cannot be written never costs the summary or the proposals
         history = _keep_history(rt, request, messages)
     except MemvaultError as exc:
@@ -141,8 +147,7 @@ def extract(rt: WriteRuntime, request: Extract) -> Extracted:
     if proposed.left_out:
         warnings.append(f"{proposed.left_out} more statements not proposed: one extraction adds at most {MAX_NEW} "
                         "new proposals to the review queue, the most repeated first")  # fmt: skip
-    rel = rt.layout.relative(saved.path)
-    written = [rel, *([history] if history else [])]
+    written = [*([rel] if rel else []), *([history] if history else [])]
     return Extracted(rel, len(messages), [asdict(p) for p in proposed.proposals], warnings, rt.written(written),
                      summary.digest.to_json(), history)  # fmt: skip
 
@@ -152,7 +157,6 @@ def _keep_history(rt: WriteRuntime, request: Extract, messages: list[Said]) -> s
     `keep_conversations = false`; a conversation without an id is named by its first message."""
     import hashlib
 
-    from memvault.vault.config import load_settings
     from memvault.vault.history import keep_messages
 
     if not messages or not load_settings(rt.layout.root).keep_conversations:
