@@ -69,6 +69,11 @@ class Message:
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
+    def notes(self) -> list[str]:
+        """Lines a person should see beside the reply, whatever its form (a CLI door prints them on
+        stderr): what the verb found and fixed on its way."""
+        return []
+
 
 class Request(Message):
     """One verb's arguments. `op` names it on the socket, `reply` is the type it answers with, and

@@ -58,8 +58,10 @@ def test_a_vault_that_is_not_there_is_named_not_made_and_the_version_is_one_flag
 
 def test_the_parser_of_one_command_is_that_command_of_the_whole_parser():
     """A run builds the named command's parser alone (`memvault.cli.parser.AREAS`): each area adds
-    exactly the commands its line lists, and each one-command parser has the same arguments."""
+    exactly the commands its line lists, and each one-command parser is that command alone, with the
+    same arguments."""
     import argparse
+    import importlib
 
     from memvault.cli.parser import AREAS, build_parser, command_named
 
@@ -69,10 +71,18 @@ def test_the_parser_of_one_command_is_that_command_of_the_whole_parser():
     whole = subparsers(build_parser())
     listed = [name for names in AREAS.values() for name in names]
     assert len(listed) == len(set(listed)) and set(listed) <= set(whole)
+    for area, names in AREAS.items():
+        added: list[str] = []
+
+        def record(name, handler, text, added=added):
+            added.append(name)
+            return argparse.ArgumentParser(add_help=False)
+
+        importlib.import_module(f"memvault.cli.{area}").add_commands(record)
+        assert added == list(names), area
     for name, full in whole.items():
         alone = subparsers(build_parser(name))
-        area = next((names for names in AREAS.values() if name in names), (name,))
-        assert set(alone) == set(area), name
+        assert set(alone) == {name}, name
         assert alone[name].format_help() == full.format_help(), name
     assert command_named(["--vault", "v", "--debug", "search", "x"]) == "search"
     assert command_named(["--vault=v", "list"]) == "list"

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from memvault.vault.errors import UsageError
 
@@ -50,31 +50,6 @@ def common_options() -> argparse.ArgumentParser:
                         "root, or at a worktree's main repository)")  # fmt: skip
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     return common
-
-
-class _NotThis(Exception):
-    pass
-
-
-class _OnlyThis(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _NotThis(message)
-
-
-def parse_one(argv: list[str], command: str, add_arguments: Callable[[argparse.ArgumentParser], None]
-              ) -> argparse.Namespace | None:  # fmt: skip
-    """`argv` parsed by a parser that knows `command` alone, with the same options the whole parser gives it;
-    None for anything it does not parse (another command, `--help`, a mistake), left to the whole parser."""
-    if command not in argv:
-        return None
-    parser = _OnlyThis(prog="memvault", parents=[common_options()], add_help=False, formatter_class=Formatter)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OnlyThis)
-    # (typeshed ties a subparser's parents to its own class; argparse takes any parser)
-    add_arguments(sub.add_parser(command, parents=[common_options()], add_help=False, formatter_class=Formatter))  # type: ignore[list-item]
-    try:
-        return parser.parse_args(argv)
-    except _NotThis:
-        return None
 
 
 def server_options(p: argparse.ArgumentParser) -> None:

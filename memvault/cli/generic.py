@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import typing
 from functools import partial
 from typing import Any
@@ -23,7 +24,11 @@ def cmd_verb(request_type: type[Request], args: argparse.Namespace, vault: Vault
     request = request_type(**{k: v for k, v in given.items() if v is not None})
     with Scopes(vault) as scopes:
         reply = scopes.one(args.scope)[1].run(request)
-    print(json.dumps(reply.to_json(), ensure_ascii=False, default=str) if args.json else reply.human())
+    for line in reply.notes():
+        print(f"memvault: {line}", file=sys.stderr)
+    said = json.dumps(reply.to_json(), ensure_ascii=False, default=str) if args.json else reply.human()
+    if said:
+        print(said)
     return 0
 
 
@@ -35,6 +40,8 @@ def _add_field(p: argparse.ArgumentParser, f: dataclasses.Field[Any], hint: Any)
     typed: dict[str, Any] = {"type": kind} if kind in (int, float) else {}  # (else the text as given)
     if required:
         p.add_argument(f.name, help=help_text, **typed)
+    elif f.metadata.get("positional"):  # an optional one a person types without its name (`recent 30`)
+        p.add_argument(f.name, nargs="?", default=None, help=help_text, **typed)
     elif kind is bool:
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, action="store_true", default=None, help=help_text)
     elif typing.get_origin(kind) is list:

@@ -1,9 +1,8 @@
 """`memvault index` when no note changed: answered before the rest of the CLI is imported.
 
-`unchanged_index` parses the command line with a parser that knows `index` alone (the same options
-the whole parser gives it) and asks `memvault.indexer.quickcheck`, which only walks the vault. Anything it does
-not parse (another command, `--help`, a mistake), `--rebuild`, or any change leaves the command to the
-whole parser and the full pass, which also prints through `print_indexed`.
+`unchanged_index` reads the one parse of the command line (`memvault.cli.parser.parse`, which built the
+parser of `index` alone) and asks `memvault.indexer.quickcheck`, which only walks the vault. `--rebuild`
+or any change leaves the command to the full pass, which also prints through `print_indexed`.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memvault.cli.common import parse_one, reader_left
+from memvault.cli.common import reader_left
 
 if TYPE_CHECKING:
     from memvault.api import Vault
@@ -54,10 +53,9 @@ def print_indexed(stats: dict[str, Any], as_json: bool) -> None:
                   "shows how far it is), else the next search by meaning does")  # fmt: skip
 
 
-def unchanged_index(argv: list[str]) -> int | None:
+def unchanged_index(args: argparse.Namespace) -> int | None:
     """The exit code of a `memvault index` that found nothing changed (its figures printed), or None."""
-    args = parse_one(argv, "index", add_index_arguments)
-    if args is None or args.rebuild:
+    if args.rebuild:
         return None
     from memvault.indexer.quickcheck import unchanged
     from memvault.vault.paths import resolve_vault

@@ -16,11 +16,15 @@ from memvault.cli.common import Formatter, Handler, common_options, server_optio
 
 # the module under memvault.cli whose `add_commands` adds each hand-made command, in the order
 # `--help` lists them; the other commands are the verbs `memvault.verbs.VERBS` serves to the CLI
-# by translation (`memvault.cli.generic`)
+# by translation (`memvault.cli.generic`). A command is made by hand where it does more than
+# translate: a file or stdin read (note, remember, import, extract, summary), an entry named by
+# KEY, ID or PLACE in the vault that holds it (forget, correct, restore), a confirmation asked for
+# (clear, retention), both vaults merged (list, search, status), what no verb is (init, show,
+# rewrite, daemon, mcp, hooks, ui), or a run answered before the library loads (index, search)
 AREAS: dict[str, tuple[str, ...]] = {
     "notes": ("init", "show", "rewrite"),
     "entries": ("note", "remember", "list", "forget", "correct", "clear", "restore"),
-    "days": ("summary", "catalog", "recent", "retention"),
+    "days": ("summary", "retention"),
     "extract": ("extract",),
     "exchange": ("import", "export"),
     "index": ("index",),
@@ -45,11 +49,11 @@ class Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """A choice mistyped (`serch`, `daemon stauts`) is answered with the nearest one, when one is near,
         instead of the whole list of choices."""
-        import difflib
-
         choices = action.choices
         if choices is None or value in choices or not isinstance(value, str):
             return super()._check_value(action, value)
+        import difflib  # (only for a mistake: every run checks its command's name here)
+
         near = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
         if not near:
             return super()._check_value(action, value)
@@ -85,13 +89,22 @@ def command_named(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of `command` alone when it is one, else of every command."""
-    from memvault.cli.generic import add_generic_commands
-    from memvault.verbs import served_by
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line, parsed once (`SystemExit` for `--help` and mistakes, said in one line): by the
+    parser of the command it names first, else by the whole one."""
+    return build_parser(command_named(argv)).parse_args(argv)
 
-    generic = served_by("cli")
-    known = command in generic or any(command in names for names in AREAS.values())
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `command` alone when it is one, else of every command. A hand-made command's
+    parser imports its own module alone: not the verb table, which the other commands come from."""
+    in_area = any(command in names for names in AREAS.values())
+    generic: list[str] = []
+    if not in_area:
+        from memvault.verbs import served_by
+
+        generic = served_by("cli")
+    known = in_area or command in generic
     common = common_options()
     parser = Parser(prog="memvault", parents=[common], description="A local-first memory vault.")
     parser.add_argument("--version", action=_Version)
@@ -99,6 +112,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        if known and name != command:  # the area's other commands: their options go nowhere
+            return argparse.ArgumentParser(add_help=False, formatter_class=Formatter)  # (not shutil's width)
         # (typeshed ties a parser's parents to its own class; argparse takes any parser)
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)  # type: ignore[list-item]
         p.set_defaults(handler=handler)
@@ -108,5 +123,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if not known or command in names:
             importlib.import_module(f"memvault.cli.{area}").add_commands(add)
     if not known or command in generic:
+        from memvault.cli.generic import add_generic_commands
+
         add_generic_commands(add, command if known else None)
     return parser

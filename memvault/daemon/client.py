@@ -5,13 +5,12 @@ too long for the socket runs here: both as when no daemon runs."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from memvault.daemon.connection import PING_TIMEOUT_S, Connection, NotOurs, TooLarge, encode
+from memvault.daemon.connection import PING_TIMEOUT_S, Connection, NotOurs, TooLarge, answering, encode
 from memvault.daemon.files import read_pid, socket_path
 from memvault.protocol import Request, error_from_json
 from memvault.vault.errors import MemvaultError
@@ -106,14 +105,14 @@ class DaemonClient:
         self._quiet_until = 0.0
 
     def _connect(self) -> Connection | None:
-        """A new connection, after a quick ping so a hung daemon is skipped fast; after a failed
-        attempt, none for `RECHECK_S` (a batch must not wait out a hung daemon's ping per line)."""
+        """A new connection, once the daemon answered a quick ping on it (`answering`: a hung daemon is
+        skipped fast); after a failed attempt, none for `RECHECK_S` (a batch must not wait out a hung
+        daemon's ping per line)."""
         if time.monotonic() < self._quiet_until:
             return None
         conn = None
-        if read_pid(self.layout) is not None and ask(self.layout, {"op": "ping"}, timeout=PING_TIMEOUT_S):
-            with contextlib.suppress(OSError):
-                conn = connect(self.layout)
+        if read_pid(self.layout) is not None:
+            conn = answering(str(socket_path(self.layout)), lambda why: log.warning("%s", why))
         if conn is None:
             self._quiet_until = time.monotonic() + RECHECK_S
         return conn

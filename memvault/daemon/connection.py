@@ -17,6 +17,7 @@ import socket
 import stat
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from memvault.vault.places import STATE_DIR, env
@@ -169,3 +170,22 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def answering(path: str, refused: Callable[[str], None]) -> Connection | None:
+    """A connection to the daemon at `path` once it answered a ping on it (the same connection then takes
+    the request: one per call), so a hung daemon is skipped fast; None when none answers (no socket, a
+    dead daemon's, hung, or busy at the door). One served by another user's process is refused before any
+    request is sent, and `refused` told why in one line."""
+    try:
+        conn = Connection(path, PING_TIMEOUT_S)
+    except NotOurs as exc:
+        refused(str(exc))
+        return None
+    except OSError:
+        return None
+    reply = conn.call({"op": "ping"}, timeout=PING_TIMEOUT_S)
+    if not isinstance(reply, dict) or not reply.get("ok"):
+        conn.close()
+        return None
+    return conn

@@ -93,7 +93,14 @@ class MemoryTools:
         self.scopes = Scopes(vault)
 
     def all(self) -> list[Callable[..., Any]]:
-        """The hand-made tools, then one per verb MCP serves by translation (`memvault.verbs.VERBS`)."""
+        """The hand-made tools, then one per verb MCP serves by translation (`memvault.verbs.VERBS`).
+
+        Each hand-made tool does more than translate its verb's request: search (the engine's options
+        as parameters, bounded hits with their sources, `nothing_relevant`), get (a hit's source or
+        entry id read back, bounded, `next_start_line`), save (note or remember by save type, a key's
+        vault found), forget and correct (an entry named by key, text or a hit's source, in the vault
+        that holds it), restore (the vault found by the trash id), extract (a conversation given as
+        text), list and status (both vaults merged), context (the blocks rendered in a budget)."""
         from memvault.verbs import served_by
 
         made: list[Callable[..., Any]] = [self.memory_search, self.memory_get, self.memory_save, self.memory_forget,

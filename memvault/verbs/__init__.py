@@ -35,7 +35,8 @@ VERBS: dict[str, Verb] = {
     "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
     "clear": Verb("entries.clear"), "trash": Verb("entries.trash", BOTH), "correct": Verb("entries.correct"),
     "overview": Verb("entries.overview"), "edit": Verb("edit.edit"),  # a person's, in the panel: no door
-    "summary": Verb("days.summary"), "catalog": Verb("days.catalog"), "recent": Verb("days.recent"),
+    "summary": Verb("days.summary"), "catalog": Verb("days.catalog", ("cli",)),
+    "recent": Verb("days.recent", ("cli",)),
     "retention": Verb("days.retention"), "summaries": Verb("days.summaries", BOTH),
     "import": Verb("exchange.import_memories"), "export": Verb("exchange.export"),
     "extract": Verb("extract.extract"),  # approving and rejecting are a person's: not MCP tools

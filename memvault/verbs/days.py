@@ -35,10 +35,25 @@ class CatalogText(Message):
     years: dict[str, list[dict[str, str]]]
     repaired: list[str] = field(default_factory=list)
 
+    def human(self) -> str:
+        return "\n".join(f"{x['date']}\t{x.get('summary', '')}" for lines in self.years.values() for x in lines)
+
+    def notes(self) -> list[str]:
+        return self.repaired
+
 
 @dataclass(frozen=True)
 class RecentDays(Message):
     days: list[dict[str, Any]]
+
+    def human(self) -> str:
+        if not self.days:
+            return "no daily notes yet"
+        return "\n".join(
+            f"{d['date']}  {d['conversations']} conversations, {d['tasks_done']} tasks done, {d['todos']} todos, "
+            f"{d['discoveries']} discoveries, {d['words']} words" + (f"\n    {d['summary']}" if d["summary"] else "")
+            for d in self.days
+        )
 
 
 @dataclass(frozen=True)
@@ -86,12 +101,16 @@ class Summary(Request, op="summary", reply=Summarised, writes=True):
 
 @dataclass(frozen=True)
 class Catalog(Request, op="catalog", reply=CatalogText):
-    year: int | None = None
+    """The yearly catalog: one line per day, its date and its summary."""
+
+    year: int | None = field(default=None, metadata={"help": "one year (default: every year)", "positional": True})
 
 
 @dataclass(frozen=True)
 class Recent(Request, op="recent", reply=RecentDays):
-    count: int = 7
+    """The latest daily notes with their figures and summary, newest first."""
+
+    count: int = field(default=7, metadata={"help": "how many days (default 7)", "positional": True})
 
 
 @dataclass(frozen=True)
