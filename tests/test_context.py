@@ -185,6 +185,24 @@ def test_nothing_relevant_is_said_of_a_chinese_question_the_vault_knows_nothing_
         assert said["tier"] != "recent" and answer in said["recall"][0]["text"], (question, said)
 
 
+def test_function_words_are_no_keyword_evidence(layout, cli):
+    """Issue 44: the keyword tier counted a query's function words, as substrings, as the two words a
+    hit must hold: "why is the sky blue" was given two notes holding "the" and "is" (in "this"), and
+    "是的" two Chinese notes holding 是 and 的. A note holding two content words still answers."""
+    assert cli("init", "--lang", "en").returncode == 0
+    for text in ("The test Redis moved to port 6390 when the compose file was split",
+                 "The dashboard moved from SvelteKit to Next.js this quarter",
+                 "生产环境部署在上海区域的 Kubernetes 集群", "新来的前端工程师小王熟悉 Vue 3 和 Pinia",
+                 "日志保留期改成 30 天了，还是发到 Loki"):  # fmt: skip
+        assert cli("note", text).returncode == 0
+    assert cli("index").returncode == 0
+    for question in ("why is the sky blue", "是的", "is this the one?"):
+        said = json.loads(cli("context", "--json", question).stdout)
+        assert said["tier"] == "recent", question
+    said = json.loads(cli("context", "--json", "which port does the test redis use now?").stdout)
+    assert said["tier"] != "recent" and "6390" in said["recall"][0]["text"]
+
+
 def test_a_tight_budget_keeps_the_stable_entries_that_fit_past_a_long_one(layout, cli):
     """Seed 002: with `--budget 300` the stable block has 150 characters; the first core entry (240) does
     not fit, the shorter ones after it do (before, the first that did not fit ended the block)."""

@@ -93,7 +93,7 @@ _STOP_WORDS = (  # the words that say nothing of what a statement is about
     "for with by from as over about into instead and or but so if then than too very really just also please "
     "remember note 的 了 吧 呢 啊 吗 呀 我 们 你 是 也 都 就 还 要 用"
 )
-_STOP = frozenset(_STOP_WORDS.split())
+STOP = frozenset(_STOP_WORDS.split())  # (also what a keyword hit must hold more than: `verbs.context`)
 HEADER = (
     "# Review queue\n\nFacts memvault proposed from conversations, waiting for a person: `memvault approve ID`\n"
     "writes one to MEMORY.md, `memvault reject ID` moves it to the trash. Edit a line here freely.\n\n"
@@ -112,7 +112,7 @@ def content_words(text: str) -> list[str]:
     """A statement's content words, in order: a CJK character each, a plural's `s` off, no stop word."""
     words = []
     for token in _TOKEN.findall(text.casefold()):
-        if token in _STOP or (len(token) == 1 and token.isascii()):
+        if token in STOP or (len(token) == 1 and token.isascii()):
             continue
         words.append(token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token)
     return words

@@ -174,13 +174,24 @@ def _current(hits: list[Hit]) -> list[Hit]:
 
 
 def _matching(result: SearchResult) -> list[Hit]:
-    """Keyword hits that hold at least two of the query's distinct words (one, for a one-word
-    query): a single common word shared with a note is no sign it is relevant."""
-    from memvault.search.snippet import match_terms  # (the verb's side: a client renders, it never searches)
+    """Keyword hits that hold at least two of the query's distinct content words (one, for a one-word
+    query): a single common word shared with a note is no sign it is relevant, and a function word
+    ("the", "is", 是, 的) is none at all. A Latin word counts as a whole word ("is" is not in "this");
+    a CJK one as it is written (its words are not spaced)."""
+    import re
 
-    terms = match_terms(result.terms)
+    from memvault.indexer.stopwords import CHINESE, ENGLISH  # (the verb's side: a client never searches)
+    from memvault.search.snippet import match_terms
+    from memvault.vault.proposals import STOP
+
+    terms = [t for t in match_terms(result.terms) if t not in ENGLISH and t not in CHINESE and t not in STOP]
     need = min(KEYWORD_TERMS, len(terms))
-    return [h for h in result.hits if need and sum(t in (h.text or h.snippet).lower() for t in terms) >= need]
+
+    def held(text: str) -> int:
+        words = set(re.findall(r"\w+", text))
+        return sum((t in words) if t.isascii() else (t in text) for t in terms)
+
+    return [h for h in result.hits if need and held((h.text or h.snippet).lower()) >= need]
 
 
 @dataclass
