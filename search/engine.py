@@ -35,7 +35,7 @@ from memvault.search.option_table import DATES_AUTO
 from memvault.search.options import SearchOptions
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
 from memvault.search.time import boost_factor, decay_factor, newest_daily, reweigh
-from memvault.vault.cjk import cjk_share, script_of
+from memvault.vault.cjk import script_of
 from memvault.vault.entries import one_line
 from memvault.vault.errors import UsageError
 from memvault.vault.importance import importance_factor
@@ -103,32 +103,32 @@ class Searcher:
         opts = options or SearchOptions()
         if not query.strip():
             raise UsageError("empty query")
-        terms = tuple(dict.fromkeys(tokenize(query)))
+        asked = Asked(query, tuple(dict.fromkeys(tokenize(query))), script_of(query))
         if opts.mode == "substring":
-            return self._substring(query, opts, None, terms)
+            return self._substring(asked, opts, None)
         if opts.mode == "bm25" and opts.min_similarity is not None:
             raise UsageError("--min-similarity is a floor on dense (cosine) scores: use --mode hybrid or vector")
         if self.index is None:
-            return self._substring(query, opts, f"index unavailable: {self.reason}", terms)
+            return self._substring(asked, opts, f"index unavailable: {self.reason}")
         try:
             assert self.index.tokenizer is not None  # (an opened index has one: only a stand-in lacks it)
-            return self._indexed(query, self.index.tokenizer(query), opts, terms)
+            return self._indexed(asked, self.index.tokenizer(query), opts)
         except (sqlite3.DatabaseError, StoreError) as exc:  # broke after it opened: the files still answer
             if not self.layout.root.is_dir():
                 raise  # a reader with only a server's URL: no files to answer instead, the reason is the answer
-            return self._substring(query, opts, f"index failed: {exc}", terms)
+            return self._substring(asked, opts, f"index failed: {exc}")
 
-    def _vector_helps(self, query: str) -> bool:
+    def _vector_helps(self, asked: Asked) -> bool:
         """An English-only model ranks Chinese passages like noise (MiniLM: nDCG@10 0.142 on CMRC 2018, and
         hybrid 0.354 against BM25's 0.983), so a mostly-CJK query skips it; multilingual models always take part."""
         assert self.index is not None
-        return getattr(self.index.embedder, "multilingual", True) or cjk_share(query) < 0.5
+        return getattr(self.index.embedder, "multilingual", True) or asked.script == "latin"
 
-    def _substring(self, query: str, opts: SearchOptions, reason: str | None, terms: tuple[str, ...]) -> SearchResult:
-        hits = substring_search(self.layout, query, opts.limit, opts.filters, opts.per_doc)
+    def _substring(self, asked: Asked, opts: SearchOptions, reason: str | None) -> SearchResult:
+        hits = substring_search(self.layout, asked.text, opts.limit, opts.filters, opts.per_doc)
         if opts.threshold is not None:
             hits = [h for h in hits if h.score >= opts.threshold]
-        return SearchResult(query, "substring", reason, hits, terms)
+        return SearchResult(asked.text, "substring", reason, hits, asked.terms)
 
     def _date_words(self, query: str, opts: SearchOptions) -> tuple[DateWords | None, dict[str, Any] | None]:
         """The query's date words and how they act (`applied`); none when off or --from/--to are given."""
@@ -156,32 +156,32 @@ class Searcher:
         done = total - waiting
         return done / total, f"vectors for {done} of {total} chunks so far: the dense ranking weighs {done / total:.0%}"
 
-    def _indexed(self, query: str, tokens: list[str], opts: SearchOptions, terms: tuple[str, ...]) -> SearchResult:
+    def _indexed(self, asked: Asked, tokens: list[str], opts: SearchOptions) -> SearchResult:
         """A query ranked from the index, one stage a line in the order they run, each the method of that
         name below (after `_filter`, which the date words may narrow). What a stage leaves out, no later
         stage sees."""
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
-        words, dates = self._date_words(query, opts)
+        words, dates = self._date_words(asked.text, opts)
         flt = _filter(opts, words, dates)
-        found = self._retrieve(query, tokens, opts, depth, flt)
+        found = self._retrieve(asked, tokens, opts, depth, flt)
         if found.fallback is not None:
-            return self._substring(query, opts, found.fallback, terms)
+            return self._substring(asked, opts, found.fallback)
         source, fused = self._fuse(found, opts)
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
-        fused = self._first(query, fused, found, payloads)
+        fused = self._first(asked.script, fused, found, payloads)
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
-        fused, floor, reason = self._floor(query, fused, found, opts, depth, payloads)
+        fused, floor, reason = self._floor(asked.script, fused, found, opts, depth, payloads)
         fused = self._diversify(fused, opts, payloads)
         fused = self._corrections(fused, flt, payloads)
-        hits, changed = self._hits(query, fused, opts, payloads, terms)
+        hits, changed = self._hits(asked, fused, opts, payloads)
         reason = "; ".join(filter(None, [reason, changed])) or None
-        return SearchResult(query, source, reason, hits, terms, floor, dates)
+        return SearchResult(asked.text, source, reason, hits, asked.terms, floor, dates)
 
     # the stages of `_indexed`, in the order they run -----------------------------------------------
 
     def _retrieve(
-        self, query: str, tokens: list[str], opts: SearchOptions, depth: int, flt: FilterSpec | None
+        self, asked: Asked, tokens: list[str], opts: SearchOptions, depth: int, flt: FilterSpec | None
     ) -> _Retrieved:
         """Each retriever's own ranked list, `depth` long: BM25 on the query's tokens, the dense one on
         its vector. The answer says why a retriever the mode asks for did not take part: a model that
@@ -194,17 +194,17 @@ class Searcher:
         reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
             ranked["bm25"] = own_words_top(self.index, tokens, depth, flt)  # repeated tokens count, as in rank-bm25
-        vector_wanted = opts.mode == "vector" or (opts.mode == "hybrid" and self._vector_helps(query))
+        vector_wanted = opts.mode == "vector" or (opts.mode == "hybrid" and self._vector_helps(asked))
         if opts.mode == "hybrid" and not vector_wanted:
             reason = f"{self.index.embedder.name} does not cover CJK text: BM25 only for this query"
         if vector_wanted:
             try:
                 self.index.vector_store()  # opened on first use, before the model is: its faults come first
-                vector = self._embed_query(query)
+                vector = self._embed_query(asked.text)
                 from memvault.search.scripts import dense_top
 
                 if opts.mode == "hybrid":  # across scripts in the fusion; `--mode vector` is the model's own ranking
-                    dense = dense_top(self.index, vector, query, depth, flt)
+                    dense = dense_top(self.index, vector, asked.script, depth, flt)
                     ranked["vector"], floor = dense.ranked, dense.floor
                 else:
                     ranked["vector"] = self.index.vector_top(vector, depth, flt)
@@ -232,12 +232,11 @@ class Searcher:
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 
     @staticmethod
-    def _first(query: str, fused: list[Fused], found: _Retrieved, payloads: dict[str, Any]) -> list[Fused]:
+    def _first(own: str, fused: list[Fused], found: _Retrieved, payloads: dict[str, Any]) -> list[Fused]:
         """With both retrievers, the first place goes to a candidate one of them ranked first in the
         query's own script (`search.fusion.first_near`); the date boost and decay may still move it."""
         if len(found.ranked) < 2:
             return fused
-        own = script_of(query)
         dense = [cid for cid, _ in found.ranked["vector"] if payloads.get(cid, {}).get("script", own) == own]
         near = {cid for cid, _ in found.ranked["bm25"][:NEAR_TOP]} | set(dense[:NEAR_TOP])
         return first_near(fused, lambda f: f.chunk_id in near)
@@ -262,7 +261,7 @@ class Searcher:
         return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
 
     def _floor(
-        self, query: str, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int, payloads: dict
+        self, own: str, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int, payloads: dict
     ) -> tuple[list[Fused], dict[str, Any] | None, str | None]:
         """The candidates good enough to show, so a query nothing answers gets few hits or none rather
         than the least bad chunks: `--threshold` on the fused score, then `--min-similarity` on the
@@ -283,7 +282,7 @@ class Searcher:
         if "vector" not in found.ranked:
             unfloored = "no dense scores for this query: the similarity floor was not applied"
             return fused, None, "; ".join(filter(None, [found.reason, unfloored]))
-        own, dense = script_of(query), found.ranked["vector"]
+        dense = found.ranked["vector"]
         cut = opts.min_similarity
         cut = relevance_floor(self.index.embedder.name, own) if cut == "auto" else float(cut)
         if self.index.has_script(own):  # else a vault all in the other script: its notes decide
@@ -315,7 +314,7 @@ class Searcher:
         return follow_corrections(fused, self.index, self.layout, flt, payloads)
 
     def _hits(
-        self, query: str, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any], terms: tuple[str, ...]
+        self, asked: Asked, fused: list[Fused], opts: SearchOptions, payloads: dict[str, Any]
     ) -> tuple[list[Hit], str | None]:
         """What the caller gets, and what the answer says of it: neighbouring entries that answer the
         query joined into one hit (search.join), at most `per_doc` hits a note and `limit` in all, each
@@ -328,7 +327,7 @@ class Searcher:
                  else AsIndexed(self.index))  # type: ignore[arg-type]  # (a reader not an Index is the remote one)  # fmt: skip
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
-        floor, words = relevance_floor(self.index.embedder.name, script_of(query)), content_words(terms)
+        floor, words = relevance_floor(self.index.embedder.name, asked.script), content_words(asked.terms)
         cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores}
         # its own words: a key or a saved day says nothing of the fact
         answering = answers_beside(lambda cid: not words.isdisjoint(tokenize(one_line(rows[cid].text))), cosines, floor)
@@ -346,7 +345,7 @@ class Searcher:
             keep = cap_per_doc(((i, r.path) for i, r in enumerate(runs)), opts.per_doc, opts.limit)
             if len(keep) >= opts.limit or read >= len(order):
                 break
-        wanted = match_terms(terms)
+        wanted = match_terms(asked.terms)
         hits = []
         for run in (runs[i] for i in keep):
             row, f = rows[run.lead], by_id[run.lead]
@@ -361,6 +360,17 @@ class Searcher:
             hits.append(Hit(row.path, run.start, run.end, row.heading, text, f.score, snippet, f.ranks, f.scores,
                             run.lead, None, unit, about))  # fmt: skip
         return hits, fresh.reason()
+
+
+@dataclasses.dataclass(frozen=True)
+class Asked:
+    """A query in the forms the stages read, each made once: as typed (`text`, which the model embeds
+    and the date words are read from), its words (`terms`: the snippets', the joins'), and its script
+    (which half of a mixed vault is its own, and its relevance floor)."""
+
+    text: str
+    terms: tuple[str, ...]
+    script: str
 
 
 @dataclasses.dataclass(frozen=True)

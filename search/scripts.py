@@ -24,7 +24,7 @@ import numpy as np
 from memvault.indexer.embedders import script_bias
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader
-from memvault.vault.cjk import SCRIPTS, script_of
+from memvault.vault.cjk import SCRIPTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,9 +36,9 @@ class Dense:
     floor: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-def dense_top(index: Reader, vector: np.ndarray, query: str, depth: int, flt: FilterSpec | None) -> Dense:
-    """The dense top `depth` for a query, across scripts when the vault and the model call for it."""
-    own = script_of(query)
+def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: FilterSpec | None) -> Dense:
+    """The dense top `depth` for a query in script `own`, across scripts when the vault and the model
+    call for it."""
     other = next(s for s in SCRIPTS if s != own)
     bias = script_bias(index.embedder.name, own)
     if bias is None or not index.has_script(other):
