@@ -8,7 +8,8 @@ Claude Code sends it: `SessionStart` once (the stable block), then `UserPromptSu
 A fact counts as given when its marker (a number, a name: `facts.jsonl`) is in the stable block or in
 the prompt's block; for a corrected fact, the correction's marker. Reported per split:
 - `quiet`: the share of prompts that need no memory given nothing in their block;
-- `recall` per language pair (question -> fact: en-en, en-zh, zh-zh, zh-en): the share given the fact;
+- `recall` per language pair (question -> fact: en-en, en-zh, zh-zh, zh-en): the share given the fact
+  (in the stable block or the prompt's block), and `recall_block` the share the prompt's block gave;
 - `chars`: characters of the prompt's block, median and p90, for needing prompts and quiet ones;
 - `superseded_alone`: blocks holding a corrected fact's old marker without its correction's;
 - `latency_ms`: the hook process end to end, median and p95, with the daemon running.
@@ -94,6 +95,7 @@ def judge(prompt: dict[str, Any], stable: str, block: str) -> dict[str, Any]:
     old_alone = [i for i, c in corrections.items() if facts[i]["marker"] in block and c["marker"] not in given]
     return {"prompt": prompt["prompt"], "pair": prompt["pair"], "split": prompt["split"], "chars": len(block),
             "found": all(_marker(i) in given for i in prompt["needs"]) if prompt["needs"] else None,
+            "in_block": all(_marker(i) in block for i in prompt["needs"]) if prompt["needs"] else None,
             "quiet": not block.strip(), "superseded_alone": old_alone}  # fmt: skip
 
 
@@ -115,6 +117,10 @@ def summarise(turns: list[dict[str, Any]]) -> dict[str, Any]:
         "prompts": len(turns),
         "quiet": round(sum(t["quiet"] for t in quiet) / len(quiet), 3) if quiet else None,
         "recall": {p: round(statistics.mean(t["found"] for t in needing if t["pair"] == p), 3) for p in pairs},
+        # what the prompt's own block gave, the stable block aside: the per-prompt decision's share
+        "recall_block": {
+            p: round(statistics.mean(bool(t.get("in_block")) for t in needing if t["pair"] == p), 3) for p in pairs
+        },
         "chars_needing": _spread([t["chars"] for t in needing]),
         "chars_quiet": _spread([t["chars"] for t in quiet]),
         "superseded_alone": sum(bool(t["superseded_alone"]) for t in turns),
@@ -176,7 +182,8 @@ def main(argv: list[str]) -> dict[str, Any]:
 
 def table(report: dict[str, Any]) -> str:
     pairs = ("en-en", "en-zh", "zh-zh", "zh-en")
-    head = ["split", "prompts", "quiet", *pairs, "chars (median / p90)", "superseded alone", "hook ms (median / p95)"]
+    head = ["split", "prompts", "quiet", *pairs, "in the prompt's block", "chars (median / p90)", "superseded alone",
+            "hook ms (median / p95)"]  # fmt: skip
     rows = [f"agent ({report['mode']}), stable block {report['stable_chars']} chars", "",
             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
     for split in ("all", "dev", "test"):
@@ -184,6 +191,7 @@ def table(report: dict[str, Any]) -> str:
         if not s:
             continue
         recall = " | ".join(f"{s['recall'].get(p, float('nan')):.3f}" for p in pairs)
+        recall += " | " + " / ".join(f"{s['recall_block'].get(p, float('nan')):.2f}" for p in pairs)
         lat = s["latency_ms"] or {}
         chars = f"{s['chars_needing']['median']} / {s['chars_needing']['p90']}"
         rows.append(f"| {split} | {s['prompts']} | {s['quiet']} | {recall} | {chars} | {s['superseded_alone']} | "

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.vault.cjk import script_of
+from memvault.vault.cjk import written_in
+from memvault.vault.entries import one_line
 from memvault.vault.model import Chunk, Note
 
 
@@ -32,7 +33,7 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
         "start_line": chunk.start_line,
         "end_line": chunk.end_line,
         "content_hash": chunk.content_hash,
-        "script": script_of(chunk.text),
+        "script": written_in(one_line(chunk.text)),  # the sentence's script, not its fields' or its URLs' letters
         "unit": chunk.unit,
         **{k: v for k, v in _marks(chunk) if v},
     }

@@ -37,7 +37,7 @@ from memvault.vault.scan import scan_vault
 # the copies equal): `indexer.manifest.SCHEMA_VERSION`, `vault.chunking.VERSION`, the versions of
 # `indexer.tokenizer.VARIANTS`, and the embedded store's files as `indexer.vectors.EdgeStore` writes them.
 MANIFEST_SCHEMA = "6"
-CHUNKER_VERSION = "c8"
+CHUNKER_VERSION = "c9"
 DEFER_CHUNKS = 32  # `indexer.deferred.DEFER_CHUNKS`
 TOKENIZERS = tuple(
     f"t2:{cjk}{stop}{stem}" for cjk in ("search", "lcut") for stop in ("", "+stop") for stem in ("", "+stem")

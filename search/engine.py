@@ -321,14 +321,15 @@ class Searcher:
         with its lines, heading, text and a snippet around the query's words. Rows are read for the
         pool a join draws from and then as far down as the hits need, each as its note holds it now
         (search.fresh): a candidate whose text is no longer in its note, or that has no payload or row,
-        is left out and the next one moves up."""
+        is left out and the next one moves up. The other script joins by its words: its cosine is a place."""
         assert self.index is not None
         fresh = (Freshness(self.layout, self.index.manifest) if isinstance(self.index, Index)
                  else AsIndexed(self.index))  # type: ignore[arg-type]  # (a reader not an Index is the remote one)  # fmt: skip
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
         floor, words = relevance_floor(self.index.embedder.name, asked.script), content_words(asked.terms)
-        cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores}
+        own = {cid for cid, p in payloads.items() if p.get("script", asked.script) == asked.script}
+        cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores and f.chunk_id in own}
         # its own words: a key or a saved day says nothing of the fact
         answering = answers_beside(lambda cid: not words.isdisjoint(tokenize(one_line(rows[cid].text))), cosines, floor)
 

@@ -203,6 +203,24 @@ def test_function_words_are_no_keyword_evidence(layout, cli):
     assert said["tier"] != "recent" and "6390" in said["recall"][0]["text"]
 
 
+def test_a_joined_hit_gives_the_agent_its_current_entries_only(layout, cli):
+    """Issue 44: neighbours joined into one hit span the lines between them, and a superseded entry
+    lying there went into the prompt beside the current ones; `search` still shows the lines whole."""
+    from tests.conftest import write_notes
+
+    write_notes(layout, {"MEMORY.md": "# Memory\n\n## Configuration\n\n"
+                         "- The staging Redis listens on port 6380 [key:: staging-redis]\n"
+                         "- The test Redis was on port 6379 [key:: test-redis] [superseded:: 2026-12-01]\n"
+                         "- The production Redis listens on port 6381 [key:: prod-redis]\n"})  # fmt: skip
+    assert cli("index", env=HASH_ENV).returncode == 0
+    found = json.loads(cli("search", "--json", "which port does the redis listen on", env=HASH_ENV).stdout)
+    joined = next(h for h in found["hits"] if h["unit"] == "entries")
+    assert "6379" in joined["text"]  # the note's lines, whole
+    said = _context(cli, "which port does the redis listen on")
+    given = "\n".join(item["text"] for item in said["recall"])
+    assert "6380" in given and "6381" in given and "6379" not in given
+
+
 def test_a_tight_budget_keeps_the_stable_entries_that_fit_past_a_long_one(layout, cli):
     """Seed 002: with `--budget 300` the stable block has 150 characters; the first core entry (240) does
     not fit, the shorter ones after it do (before, the first that did not fit ended the block)."""

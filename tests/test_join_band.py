@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import search_json
+from tests.conftest import search_json, write_notes
 
 MEMORY = """# Long-term Memory
 
@@ -62,3 +62,36 @@ def test_a_neighbour_joins_on_its_words_or_a_cosine_near_its_leads():
     assert answers("near", "lead") and not answers("band", "lead")  # above the floor, but far below the lead
     assert answers("worded", "lead") and not answers("low", "lead") and not answers("unranked", "lead")
     assert answers("band", "unranked")  # a lead with no cosine (BM25's alone): the floor decides
+
+
+CONFIG = [
+    "Staging database is Postgres 15 on db-staging.internal port 5433 [key:: staging-db]",
+    "Backups are kept for 30 days in the S3 bucket mv-backups [key:: backups]",
+    "CI runs on GitHub Actions with two workers and a 20 minute timeout [key:: ci]",
+    "The public API is rate limited to 120 requests per minute per key [key:: api-rate]",
+    "On-call rotation changes every Monday at 10:00 UTC [key:: oncall]",
+]
+CHINESE = [
+    "订单消息队列用 RabbitMQ，不用 Kafka [key:: zh-queue]",
+    "移动端用 Flutter 开发，一套代码两个平台 [key:: zh-mobile]",
+    "今年的云服务预算是每月八万元 [key:: zh-budget]",
+    "生产环境部署在上海区域的 Kubernetes 集群 [key:: zh-region]",
+]
+
+
+def test_the_other_scripts_neighbours_join_on_their_words_alone(layout, cli):
+    """Issue 44: a Chinese question about the order queue was given the five English config entries
+    glued into one hit: the other script's cosines are their places in their half (`search.scripts`),
+    alike across a section, so each came within the join band of its neighbour's. They join on the
+    query's words now, as any neighbour may."""
+    write_notes(layout, {"MEMORY.md": "# Memory\n\n## Configuration\n\n" + "".join(f"- {c}\n" for c in CONFIG)
+                         + "\n## 架构\n\n" + "".join(f"- {c}\n" for c in CHINESE)})  # fmt: skip
+    assert cli("index").returncode == 0
+    for question in ("订单消息用什么队列？", "移动端用什么框架？"):
+        found = json.loads(cli("search", "--json", question).stdout)
+        glued = [
+            h
+            for h in found["hits"]
+            if h["unit"] == "entries" and not any("\u4e00" <= ch <= "\u9fff" for ch in h["text"])
+        ]
+        assert glued == [], (question, [h["entries"] for h in glued])

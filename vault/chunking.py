@@ -27,7 +27,9 @@ from memvault.vault.model import Chunk, Note, vector_text
 from memvault.vault.sections import HEADING, iter_headings, outside_fences
 from memvault.vault.templates import COUNTER, OVERVIEW
 
-VERSION = "c8"  # bump when chunk boundaries or texts change: indexes re-chunk every note
+# bump when chunk boundaries, texts or payloads change: indexes re-chunk every note, their vectors from the
+# cache (c9: a note's script read from its sentence, `indexer.filters`)
+VERSION = "c9"
 MAX_TOKENS = 240  # all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included
 OVERLAP_TOKENS = 40
 # An entry is embedded with its heading path (less its dates: `vault.model.dense_context`), and put into

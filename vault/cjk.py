@@ -69,6 +69,7 @@ def cjk_share(text: str) -> float:
 
 
 SCRIPTS = ("latin", "cjk")
+_OTHER_WORD = on_first_use(r"[^\W\d_]+")  # a run of letters (with the CJK runs taken out first)
 
 
 def script_of(text: str) -> str:
@@ -76,3 +77,15 @@ def script_of(text: str) -> str:
     multilingual dense retriever is asked about separately (an English question ranks a Chinese
     note below English near-misses, whatever it says)."""
     return "cjk" if cjk_share(text) >= 0.5 else "latin"
+
+
+def written_in(text: str) -> str:
+    """The script a note's sentence is written in: its CJK characters against its other words, a
+    character to a word, so a Chinese sentence that names `npm.internal.example` stays Chinese (by
+    letters, its 21 Latin ones outweigh its 7 characters) and an English one that names 王伟 stays
+    English. Its markup is for the caller to take out first (`vault.entries.one_line`)."""
+    if text.isascii():
+        return "latin"
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
+    words = len(_OTHER_WORD.findall(CJK_RUN.sub(" ", text)))
+    return "cjk" if cjk and cjk >= words else "latin"

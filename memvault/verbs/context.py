@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
-from memvault.vault.entries import ITEM, clip, escape, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, entries_in, escape, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.prompt_text import for_agent
@@ -155,8 +155,20 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
 def _items(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:
     """Recall items from hits, their lines as the note holds them (`render` words them for the agent);
     explained, with what ranked them."""
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": h.snippet.strip(),
+    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": _current_lines(h),
              **(_scored(h) if explain else {})} for h in hits]  # fmt: skip
+
+
+def _current_lines(hit: Hit) -> str:
+    """A hit's lines an agent is given: of neighbours joined into one hit, the superseded entries that
+    lie between them are left out (a search shows a joined hit's lines whole; a prompt gets the current
+    facts only, as it does of hits)."""
+    text = hit.snippet.strip()
+    if hit.unit != "entries" or "[superseded::" not in text:
+        return text
+    lines = text.split("\n")
+    old = {i for e in entries_in(text) if e.superseded for i in range(e.start_line - 1, e.end_line)}
+    return "\n".join(line for i, line in enumerate(lines) if i not in old)
 
 
 def _scored(hit: Hit) -> dict[str, Any]:
