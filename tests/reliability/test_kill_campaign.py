@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -97,6 +98,9 @@ def _template(root: Path) -> dict[str, tuple[str, ...]]:
     }
 
 
+_SAID_AT = re.compile(r"^(\*\*\w+\*\*) \d{1,2}:\d{2}:")
+
+
 def _notes(layout: Layout) -> dict[str, Counter]:
     """Each note's entries (and day summary) as memvault reads them; the trash and the catalog aside.
     A note that does not read or parse is reported by raising."""
@@ -107,8 +111,10 @@ def _notes(layout: Layout) -> dict[str, Counter]:
             continue
         note = parse_note(rel, read_note(path, rel, layout=layout).text)
         assert note.problem is None, note.problem
-        out[rel] = Counter((normalise(e.text), e.key, bool(e.superseded), bool(e.corrects), e.section)
-                           for e in iter_entries(note))  # fmt: skip
+        # a conversation's lines carry the minute they were kept at (`**user** 12:34: ...`): a run killed
+        # and run again a minute later keeps the same lines at another minute
+        out[rel] = Counter((_SAID_AT.sub(r"\1:", normalise(e.text)), e.key, bool(e.superseded), bool(e.corrects),
+                            e.section) for e in iter_entries(note))  # fmt: skip
         out[rel][("summary", summary_of(note) or "")] += 1
     return out
 
