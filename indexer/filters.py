@@ -42,7 +42,7 @@ def payload_for(note: Note, chunk: Chunk) -> dict[str, Any]:
 def _marks(chunk: Chunk) -> tuple[tuple[str, Any], ...]:
     """What an entry says of itself that a search reads (kept only when it says it)."""
     return (("superseded", chunk.superseded), ("key", chunk.key), ("corrects", chunk.corrects),
-            ("importance", chunk.importance))  # fmt: skip
+            ("importance", chunk.importance), ("conversation", chunk.conversation))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class FilterSpec:
     section: str | None = None
     tag: str | None = None
     script: str | None = None  # not a public option: search asks the other script's notes with it
+    conversation: str | None = None  # seed 000's "this conversation": its entries and what it said
 
     def is_empty(self) -> bool:
         return self == FilterSpec()
@@ -77,6 +78,8 @@ class FilterSpec:
         if self.section and payload.get("section") != self.section:
             return False
         if self.script and payload.get("script") != self.script:
+            return False
+        if self.conversation and payload.get("conversation") != self.conversation:
             return False
         return not (self.tag and self.tag not in (payload.get("tags") or ()))
 
@@ -104,6 +107,9 @@ class FilterSpec:
         if self.script:
             where.append("script = ?")
             params.append(self.script)
+        if self.conversation:
+            where.append("conversation = ?")
+            params.append(self.conversation)
         return " AND ".join(where), params
 
     def _conditions(self, m: Any, date_range: Any, prefix: Any) -> list[Any]:
@@ -128,6 +134,8 @@ class FilterSpec:
             out.append(m.FieldCondition(key="tags", match=m.MatchValue(value=self.tag)))
         if self.script:
             out.append(m.FieldCondition(key="script", match=m.MatchValue(value=self.script)))
+        if self.conversation:
+            out.append(m.FieldCondition(key="conversation", match=m.MatchValue(value=self.conversation)))
         return out
 
     def to_edge(self) -> Any:

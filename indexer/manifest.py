@@ -27,10 +27,10 @@ from memvault.indexer.vectors import StoreError
 from memvault.vault.logger import log
 from memvault.vault.model import Chunk, bm25_text
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 # rebuilt from the notes with their cached vectors: "2" had no chunk script (issue 18), "3" kept a
-# row per posting, "5" no entry's importance
-OLDER = ("1", "2", "3", "4", "5")
+# row per posting, "5" no entry's importance, "6" no conversation
+OLDER = ("1", "2", "3", "4", "5", "6")
 REBUILDING = "rebuilding"  # meta: a server collection's points are being deleted (`Index.reset("rebuild")`)
 PAGE_SIZE = 16384  # rows of a kilobyte or so: four to a 4 KiB page wasted a sixth of the file
 
@@ -43,8 +43,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     slot INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, heading TEXT NOT NULL,
     section TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, date TEXT, tags TEXT, superseded TEXT, text BLOB NOT NULL,
-    terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL,
-    unit TEXT NOT NULL, context TEXT NOT NULL, near TEXT NOT NULL, key TEXT, corrects TEXT, importance INTEGER);
+    terms BLOB NOT NULL, embedded INTEGER NOT NULL, script TEXT NOT NULL, unit TEXT NOT NULL,
+    context TEXT NOT NULL, near TEXT NOT NULL, key TEXT, corrects TEXT, importance INTEGER, conversation TEXT);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_waiting ON chunks(slot) WHERE embedded = 0;
 CREATE INDEX IF NOT EXISTS chunks_date ON chunks(kind, date);
@@ -198,7 +198,7 @@ class Manifest:
                 packed, added = postings.add(self.db, docs)
                 touched |= added
                 rows = [chunk_row(*row) for row in zip(chunks, payloads, docs, packed, embedded, strict=True)]
-                self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                self.db.executemany("INSERT INTO chunks VALUES (" + ",".join("?" * 23) + ")", rows)
                 self.db.execute(
                     "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
                     (path, sha, size, mtime_ns, "indexed", None, len(chunks), time.time()),

@@ -36,7 +36,7 @@ from memvault.vault.scan import scan_vault
 # importing the originals costs numpy, frontmatter or the CJK regexes (tests/test_quickcheck.py keeps
 # the copies equal): `indexer.manifest.SCHEMA_VERSION`, `vault.chunking.VERSION`, the versions of
 # `indexer.tokenizer.VARIANTS`, and the embedded store's files as `indexer.vectors.EdgeStore` writes them.
-MANIFEST_SCHEMA = "6"
+MANIFEST_SCHEMA = "7"
 CHUNKER_VERSION = "c9"
 DEFER_CHUNKS = 32  # `indexer.deferred.DEFER_CHUNKS`
 TOKENIZERS = tuple(

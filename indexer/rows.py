@@ -13,7 +13,7 @@ from memvault.indexer import postings
 from memvault.vault.model import Chunk, bm25_text, vector_text
 
 ROW = ("id, path, heading, section, start_line, end_line, content_hash, text, kind, date, tags, superseded, script, "
-       "unit, context, near, key, corrects, importance")  # fmt: skip
+       "unit, context, near, key, corrects, importance, conversation")  # fmt: skip
 ROW_BARE = ROW.replace(", text,", ", NULL,")  # ranking and filters read all but the text
 
 
@@ -68,9 +68,15 @@ class ChunkRow:
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ChunkRow:
         cid, path, heading, section, start, end, content_hash, packed, kind, date, tags, superseded, script = row[:13]
-        unit, context, near, key, corrects, importance = row[13:]
+        unit, context, near, key, corrects, importance, conversation = row[13:]
         text = zlib.decompress(packed).decode("utf-8") if packed else ""
-        fields = {"superseded": superseded, "key": key, "corrects": corrects, "importance": importance}
+        fields = {
+            "superseded": superseded,
+            "key": key,
+            "corrects": corrects,
+            "importance": importance,
+            "conversation": conversation,
+        }
         payload = {"path": path, "kind": kind, "date": date, "section": section, "tags": json.loads(tags or "[]"),
                    "start_line": start, "end_line": end, "content_hash": content_hash, "script": script, "unit": unit,
                    **{k: v for k, v in fields.items() if v}}  # fmt: skip
@@ -83,7 +89,7 @@ def chunk_row(c: Chunk, p: dict[str, Any], doc: postings.Doc, terms: bytes, embe
     heading = json.dumps(c.heading, ensure_ascii=False)
     return (doc.slot, c.id, c.path, heading, c.section, c.start_line, c.end_line, c.content_hash, p["kind"],
             p.get("date"), tags, p.get("superseded"), pack_text(c.text), terms, int(embedded),
-            p["script"], c.unit, c.context, c.near, c.key, c.corrects, c.importance)  # fmt: skip
+            p["script"], c.unit, c.context, c.near, c.key, c.corrects, c.importance, c.conversation)  # fmt: skip
 
 
 def pack_text(text: str) -> bytes:

@@ -69,6 +69,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("section", str, None, "only chunks under this ## section"),
     Option("tag", str, None, "only notes with this frontmatter tag"),
     Option("path", str, None, "only notes under this vault-relative prefix"),
+    Option("conversation", str, None, "only one conversation: its entries ([conversation:: ID]) and what it "
+           "said (its history note)", metavar="ID"),
     Option("decay", float, None, "daily-note hits lose half their score every DAYS days older than the newest "
            "daily note (MEMORY.md and other notes never decay)", metavar="DAYS"),
     Option("mmr", float, None, "diversify the hits: 1 is the fused order, lower trades relevance for hits unlike "

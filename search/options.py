@@ -38,6 +38,7 @@ class SearchOptions:
     section: str | None = None
     tag: str | None = None
     path: str | None = None  # a vault-relative prefix
+    conversation: str | None = None  # its entries and what it said (seed 000's "this conversation")
     decay: float | None = None  # half-life in days of daily-note hits (search.time); None: no decay
     mmr: float | None = None  # MMR lambda, 0..1 (search.mmr); None: the fused order
     dates: str = DEFAULTS["dates"]  # date words in the query: auto (DATES_AUTO), boost, filter or off
@@ -50,7 +51,8 @@ class SearchOptions:
 
     @cached_property
     def filters(self) -> FilterSpec:
-        return FilterSpec(self.path, self.kind, self.date_from, self.date_to, self.section, self.tag)
+        return FilterSpec(self.path, self.kind, self.date_from, self.date_to, self.section, self.tag,
+                          conversation=self.conversation)  # fmt: skip
 
     def to_public(self) -> dict[str, Any]:
         """The public keys that rebuild these options through `options_from` (unset ones left out)."""

@@ -319,4 +319,5 @@ def _unit(
         corrects=field_in(text, "corrects") if entry else None,
         tags=tags_in(text) if entry else (),
         importance=importance_level(field_in(text, "importance")) if entry else None,
+        conversation=(field_in(text, "conversation") if entry else None) or note.conversation,
     )

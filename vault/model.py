@@ -38,6 +38,14 @@ class Note:
         scalars = (str(t).strip().lstrip("#") for t in items[:MAX_TAGS] if isinstance(t, str | int | float))
         return tuple(t for t in scalars if t and len(t) <= MAX_TAG_CHARS)
 
+    @property
+    def conversation(self) -> str | None:
+        """The conversation a history note keeps (`vault.history`: its `[conversation:: ID]` line), else None."""
+        if self.kind != "conversation":
+            return None
+        found = re.search(r"^\[conversation:: ?([^\]\n]+?)\]$", self.body[:2000], re.MULTILINE)
+        return found.group(1) if found else None
+
 
 @dataclass(frozen=True)
 class Chunk:
@@ -71,6 +79,7 @@ class Chunk:
     corrects: str | None = None  # a correction's `[corrects:: …]` pointer
     tags: tuple[str, ...] = ()  # an entry's own #tags
     importance: int | None = None  # an entry's `[importance:: N]`, 1-5 (`vault.importance`)
+    conversation: str | None = None  # the conversation it came from: its `[conversation:: ID]`, or its history note's
 
     @property
     def vector_text(self) -> str:
