@@ -121,6 +121,18 @@ def test_the_section_chart_escapes_its_labels() -> None:
     assert [r.find(f"{SVG}text[@class='count']").text for r in rows] == ["2", "4", "1"]
 
 
+def test_a_struck_clause_of_a_summary_shows_struck_and_everything_escaped() -> None:
+    """A clause `correct` or `forget` struck (`vault.struck`) reads struck through on the Days page, with
+    why and when; the rest of the summary, and the struck text itself, stay escaped."""
+    from memvault.web.render import summary_html
+
+    html = str(summary_html("~~Redis <b>port</b> 6379~~ (corrected 2026-12-05); backups & logs kept 30 days"))
+    assert html.startswith("<del>Redis &lt;b&gt;port&lt;/b&gt; 6379</del> ")
+    assert '<span class="struck">(corrected 2026-12-05)</span>' in html
+    assert html.endswith("; backups &amp; logs kept 30 days") and "<b>" not in html
+    assert str(summary_html(None)) == "" and str(summary_html("~~not a strike~~")) == "~~not a strike~~"
+
+
 # the events --------------------------------------------------------------------------------------------------
 def test_an_event_as_a_row() -> None:
     at = dt.datetime(2026, 3, 5, 9, 30, 15).timestamp()

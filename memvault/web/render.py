@@ -26,6 +26,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
     env.filters["note_html"] = note_html
+    env.filters["summary_html"] = summary_html
     return env
 
 
@@ -38,6 +39,19 @@ def _inline(text: str) -> Markup:
     out = escape(_SAVED.sub("", text))
     out = Markup(_FIELD.sub(lambda m: f'<span class="field">[{m[1]}:: {m[2]}]</span>', str(out)))
     return Markup(_TAG.sub(lambda m: f'<span class="tag">#{m[1]}</span>', str(out)))
+
+
+def summary_html(summary: str | None) -> Markup:
+    """A day's summary, escaped, each clause struck when its fact was corrected or forgotten
+    (`vault.struck`) shown struck through, with why and when."""
+    from memvault.vault.days import STRUCK
+
+    out, at = [], 0
+    for found in STRUCK.finditer(summary or ""):
+        out += [str(escape(found.string[at : found.start()])), f"<del>{escape(found['clause'])}</del> "
+                f'<span class="struck">({escape(found["why"])} {escape(found["day"])})</span>']  # fmt: skip
+        at = found.end()
+    return Markup("".join([*out, str(escape((summary or "")[at:]))]))
 
 
 def note_html(text: str) -> Markup:
