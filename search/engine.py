@@ -321,17 +321,18 @@ class Searcher:
         with its lines, heading, text and a snippet around the query's words. Rows are read for the
         pool a join draws from and then as far down as the hits need, each as its note holds it now
         (search.fresh): a candidate whose text is no longer in its note, or that has no payload or row,
-        is left out and the next one moves up. The other script joins by its words: its cosine is a place."""
+        is left out and the next one moves up."""
         assert self.index is not None
         fresh = (Freshness(self.layout, self.index.manifest) if isinstance(self.index, Index)
                  else AsIndexed(self.index))  # type: ignore[arg-type]  # (a reader not an Index is the remote one)  # fmt: skip
         by_id = {f.chunk_id: f for f in fused}
         order = [f.chunk_id for f in fused if f.chunk_id in payloads]
         floor, words = relevance_floor(self.index.embedder.name, asked.script), content_words(asked.terms)
-        own = {cid for cid, p in payloads.items() if p.get("script", asked.script) == asked.script}
-        cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores and f.chunk_id in own}
+        other = {cid for cid, p in payloads.items() if p.get("script", asked.script) != asked.script}
+        cosines = {f.chunk_id: f.scores["vector"] for f in fused if "vector" in f.scores}
         # its own words: a key or a saved day says nothing of the fact
-        answering = answers_beside(lambda cid: not words.isdisjoint(tokenize(one_line(rows[cid].text))), cosines, floor)
+        answering = answers_beside(lambda cid: not words.isdisjoint(tokenize(one_line(rows[cid].text))), cosines,
+                                   floor, other.__contains__)  # fmt: skip
 
         rows: dict[str, ChunkRow] = {}
         places: dict[str, Place] = {}
@@ -365,9 +366,8 @@ class Searcher:
 
 @dataclasses.dataclass(frozen=True)
 class Asked:
-    """A query in the forms the stages read, each made once: as typed (`text`, which the model embeds
-    and the date words are read from), its words (`terms`: the snippets', the joins'), and its script
-    (which half of a mixed vault is its own, and its relevance floor)."""
+    """A query in the forms the stages read, each made once: as typed (`text`: embedded, its dates read),
+    its words (`terms`: the snippets', the joins') and its script (its half of a vault, its floor)."""
 
     text: str
     terms: tuple[str, ...]

@@ -52,8 +52,9 @@ def joinable(unit: str, superseded: object, corrects: object) -> bool:
 
 
 def content_words(terms: Sequence[str]) -> frozenset[str]:
-    """The query's words a joiner must hold one of: its tokens less the stop words."""
-    return frozenset(terms) - STOP_WORDS
+    """The query's words a joiner must hold one of: its tokens less the stop words and a single Latin
+    letter or digit (the 3 of "line 3" is in "Vue 3": it would join any neighbour that names a version)."""
+    return frozenset(t for t in terms if len(t) > 1 or not t.isascii()) - STOP_WORDS
 
 
 @dataclass
@@ -76,13 +77,18 @@ class Run:
         self.members.append(cid)
 
 
-def answers_beside(words: Callable[[str], bool], cosines: dict[str, float], floor: float) -> Callable[[str, str], bool]:
+def answers_beside(words: Callable[[str], bool], cosines: dict[str, float], floor: float,
+                   across: Callable[[str], bool] = lambda cid: False) -> Callable[[str, str], bool]:  # fmt: skip
     """Whether a candidate answers the query beside its run's lead: its own text holds a query word
-    (`words`), or its cosine reaches `floor` and comes within `JOIN_COSINE` of the lead's."""
+    (`words`), or its cosine reaches `floor` and comes within `JOIN_COSINE` of the lead's; only by its
+    words when it or the lead is `across` scripts from the query (a cosine there is a place in its half,
+    `search.scripts`, alike across a section)."""
 
     def answers(cid: str, lead: str) -> bool:
         if words(cid):
             return True
+        if across(cid) or across(lead):
+            return False
         cosine, lead_cosine = cosines.get(cid), cosines.get(lead)
         if cosine is None or cosine < floor:
             return False

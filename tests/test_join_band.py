@@ -95,3 +95,17 @@ def test_the_other_scripts_neighbours_join_on_their_words_alone(layout, cli):
             if h["unit"] == "entries" and not any("\u4e00" <= ch <= "\u9fff" for ch in h["text"])
         ]
         assert glued == [], (question, [h["entries"] for h in glued])
+
+
+def test_no_neighbour_joins_across_scripts_on_a_cosine_or_a_lone_digit():
+    """Issue 44: "fix the typo in line 3" was given an English licence note joined to a Chinese lead, which
+    ranked for the 3 of "Vue 3": the neighbour joined on its own cosine beside a lead whose cosine is a
+    place in its half, and a lone digit counted as a query word."""
+    from memvault.search.join import answers_beside, content_words
+
+    assert content_words(["fix", "typo", "line", "3", "the", "版本"]) == {"fix", "typo", "line", "版本"}
+    cosines = {"en-lead": 0.86, "en-next": 0.85, "zh-lead": 0.86}
+    joins = answers_beside(lambda cid: False, cosines, 0.82, lambda cid: cid.startswith("zh"))
+    assert joins("en-next", "en-lead")  # one script: the cosine band still joins
+    assert not joins("en-next", "zh-lead")  # beside a lead of the other script: only its own words would
+    assert answers_beside(lambda cid: True, cosines, 0.82, lambda cid: True)("en-next", "zh-lead")
