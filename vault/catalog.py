@@ -47,8 +47,9 @@ def recent_summaries(layout: Layout, today: dt.date, days: int) -> list[tuple[dt
                 when = dt.date.fromisoformat(day)
             except ValueError:
                 continue
-            if since <= when <= today and live(said.strip()):  # an agent reads what it still says
-                found.append((when, live(said.strip())))
+            said = live(said.strip())  # an agent reads what it still says
+            if since <= when <= today and said:
+                found.append((when, said))
     return sorted(found, reverse=True)
 
 

@@ -255,6 +255,7 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
     prose = {i for i, _ in outside_fences(lines)}
     ordinals: dict[tuple[str, ...], int] = {}
     chunks: list[Chunk] = []
+    talk = field_in(body[:2000], "conversation") if note.kind == "conversation" else None  # (`vault.history`)
     summary = live(summary_of(note) or "")  # what it still says: no clause of a corrected or forgotten fact
     if summary:  # the day's one-line summary: a unit of its own, pointing at the frontmatter that holds it
         top: tuple[str, ...] = (SUMMARY_KEY,)
@@ -276,7 +277,7 @@ def chunk_note(note: Note, max_tokens: int = MAX_TOKENS, overlap: int = OVERLAP_
             ordinals[heading] = ordinal + 1
             script = script_of(text)
             near = list(before.get(script, ()))  # (a scan of every entry before it made a section quadratic)
-            chunks.append(_unit(note, heading, ordinal, group, text, section, near))
+            chunks.append(_unit(note, heading, ordinal, group, text, section, near, talk))
             if group[0].entry is not None:
                 before.setdefault(script, deque(maxlen=NEAR)).append(text)
     return chunks
@@ -298,7 +299,14 @@ def _drop_comments(body: str) -> str:
 
 
 def _unit(
-    note: Note, heading: tuple[str, ...], ordinal: int, group: list[_Piece], text: str, section: str, near: list[str]
+    note: Note,
+    heading: tuple[str, ...],
+    ordinal: int,
+    group: list[_Piece],
+    text: str,
+    section: str,
+    near: list[str],
+    talk: str | None = None,
 ) -> Chunk:
     entry = group[0].entry is not None
     context = " > ".join(heading) if entry else ""
@@ -319,5 +327,5 @@ def _unit(
         corrects=field_in(text, "corrects") if entry else None,
         tags=tags_in(text) if entry else (),
         importance=importance_level(field_in(text, "importance")) if entry else None,
-        conversation=(field_in(text, "conversation") if entry else None) or note.conversation,
+        conversation=(field_in(text, "conversation") if entry else None) or talk,  # a history note's, else its own
     )

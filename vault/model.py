@@ -38,14 +38,6 @@ class Note:
         scalars = (str(t).strip().lstrip("#") for t in items[:MAX_TAGS] if isinstance(t, str | int | float))
         return tuple(t for t in scalars if t and len(t) <= MAX_TAG_CHARS)
 
-    @property
-    def conversation(self) -> str | None:
-        """The conversation a history note keeps (`vault.history`: its `[conversation:: ID]` line), else None."""
-        if self.kind != "conversation":
-            return None
-        found = re.search(r"^\[conversation:: ?([^\]\n]+?)\]$", self.body[:2000], re.MULTILINE)
-        return found.group(1) if found else None
-
 
 @dataclass(frozen=True)
 class Chunk:

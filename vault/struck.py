@@ -16,7 +16,6 @@ correction itself.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable
 
@@ -49,28 +48,25 @@ def strike(layout: Layout, fact: str, why: str, day: str, new: str | None = None
     """Strike each clause of the days' summaries that tells `fact`, now `why` ("corrected" to `new`, or
     "forgotten") on `day`; the notes changed, vault-relative. A summary that cannot take the mark (too
     long, its frontmatter broken) is left as it was and said in the log: the command it follows is done."""
-    from memvault.vault.templates import daily_template, vault_lang
+    from memvault.vault.templates import vault_lang
 
     words = set(content_words(fact))
     now = set(content_words(new)) if new is not None else set()
     dropped = words - now if new is not None else None
     if not words or dropped == set():
         return []
-    lang = vault_lang(layout)
-    label = LABELS.get(lang, LABELS["en"])[why]
+    label = LABELS.get(vault_lang(layout), LABELS["en"])[why]
 
     def mark(clause: str) -> str | None:
         if "~" in clause or STRUCK.fullmatch(clause) or (now and now <= set(content_words(clause))):
             return None  # struck already, or the correction itself
         return f"~~{clause}~~ ({label} {day})" if tells(clause, words, dropped) else None
 
-    return _rewrite(layout, mark, lambda when: daily_template(when, lang))
+    return _rewrite(layout, mark)
 
 
 def unstrike(layout: Layout, facts: list[str]) -> list[str]:
     """Lift the strikes the forgets of `facts` made (`restore` put them back): the notes changed."""
-    from memvault.vault.templates import daily_template, vault_lang
-
     each = [set(content_words(fact)) for fact in facts]
 
     def lift(clause: str) -> str | None:
@@ -79,11 +75,13 @@ def unstrike(layout: Layout, facts: list[str]) -> list[str]:
             return None
         return found["clause"]
 
-    lang = vault_lang(layout)
-    return _rewrite(layout, lift, lambda when: daily_template(when, lang))
+    return _rewrite(layout, lift)
 
 
-def _rewrite(layout: Layout, change: Callable[[str], str | None], template: Callable[[dt.date], str]) -> list[str]:
+def _rewrite(layout: Layout, change: Callable[[str], str | None]) -> list[str]:
+    """Each daily note's summary with `change` made to its clauses (a clause it answers None for stays)."""
+    from memvault.vault.templates import daily_template, vault_lang
+
     changed = []
     for when, path in daily_notes(layout):
         note = read_day(layout, path)
@@ -93,7 +91,7 @@ def _rewrite(layout: Layout, change: Callable[[str], str | None], template: Call
         if new == pieces:
             continue
         try:
-            set_summary(layout, when, "".join(new), template(when))
+            set_summary(layout, when, "".join(new), daily_template(when, vault_lang(layout)))
         except MemvaultError as exc:
             log.warning(f"{layout.relative(path)}: its summary still tells what changed: {exc}")
             continue

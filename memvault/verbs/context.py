@@ -192,11 +192,10 @@ def _matching(result: SearchResult) -> list[Hit]:
     a CJK one as it is written (its words are not spaced)."""
     import re
 
-    from memvault.indexer.stopwords import CHINESE, ENGLISH  # (the verb's side: a client never searches)
-    from memvault.search.snippet import match_terms
+    from memvault.search.join import content_words  # (the verb's side: a client never searches)
     from memvault.vault.proposals import STOP
 
-    terms = [t for t in match_terms(result.terms) if t not in ENGLISH and t not in CHINESE and t not in STOP]
+    terms = content_words(result.terms) - STOP
     need = min(KEYWORD_TERMS, len(terms))
 
     def held(text: str) -> int:
