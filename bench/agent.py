@@ -133,12 +133,15 @@ def _in_process(vault: Path, prompts: list[dict[str, Any]]) -> tuple[str, list[t
     from memvault.hooks.claude_code import prompt_submit
     from memvault.scopes import Scopes
 
-    with Scopes(Vault(vault)) as scopes:
+    # each Vault closed before the next opens: an open one holds the index's lock, and the next would
+    # answer from the notes' text (substring), not the index
+    with Vault(vault) as opened, Scopes(opened) as scopes:
         stable = scopes.context(None, 4000)["text"]
     answers = []
     for p in prompts:
         start = time.perf_counter()
-        out = prompt_submit(Vault(vault), {"prompt": p["prompt"], "session_id": SESSION}, 4000)
+        with Vault(vault) as opened:
+            out = prompt_submit(opened, {"prompt": p["prompt"], "session_id": SESSION}, 4000)
         took = time.perf_counter() - start
         answers.append(((out or {}).get("hookSpecificOutput", {}).get("additionalContext", ""), took))
     return stable, answers

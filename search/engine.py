@@ -15,7 +15,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from memvault.indexer.config import IndexConfig
-from memvault.indexer.embedders import relevance_floor
+from memvault.indexer.embedders import lead_margins, relevance_floor
 from memvault.indexer.embedders.base import EmbedderError
 from memvault.indexer.filters import FilterSpec, iso_day
 from memvault.indexer.index import Index
@@ -28,7 +28,7 @@ from memvault.search.corrections import follow_corrections
 from memvault.search.dates import DateWords, read_dates
 from memvault.search.fallback import substring_search
 from memvault.search.fresh import AsIndexed, Freshness
-from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, rrf
+from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, leads, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
 from memvault.search.join import JOIN_POOL, Place, answers_beside, content_words, join_runs, joinable, run_text
 from memvault.search.option_table import DATES_AUTO
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # numpy, and the stages that need it, are imported by the den
     import numpy as np  # in a new process never loads it (see `indexer.bm25.BM25.top`)
 
 DEPTH = 20
+NO_FLOOR = "no dense scores for this query: the similarity floor was not applied"
 QUERY_CACHE = 256
 
 
@@ -63,9 +64,7 @@ class Searcher:
         assert self.index is not None
         vector = self._query_vectors.pop(query, None)
         self.query_cache["hits" if vector is not None else "misses"] += 1
-        if vector is None:
-            vector = self.index.embedder.embed_query(query)
-        self._query_vectors[query] = vector
+        self._query_vectors[query] = vector = self.index.embedder.embed_query(query) if vector is None else vector
         if len(self._query_vectors) > QUERY_CACHE:
             self._query_vectors.popitem(last=False)
         return vector
@@ -270,26 +269,26 @@ class Searcher:
         script ranks by its place in its half (`search.scripts`), and unrelated ones would reach the
         floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at 0.95;
         `python -m bench offtopic`); one passes by its cosine raised by the model's bias. While vectors
-        are still coming in, a candidate the dense list did not rank is kept (it may have no vector yet)
-        and the counts say `vectors_pending`: unknown, not "nothing relevant". Returns the
-        candidates, the floor's counts for the answer, and its reason (which says so when no dense list
-        was there to cut on)."""
+        come in, a candidate the dense list did not rank is kept (it may have no vector yet) and the
+        counts say `vectors_pending`. The first note of each script keeps its margin (`fusion.leads`).
+        Returns the candidates, the floor's counts, and the reason (no dense list to cut on, say)."""
         assert self.index is not None
         if opts.threshold is not None:
             fused = [f for f in fused if f.score >= opts.threshold]
+        dense = found.ranked.get("vector", [])
+        if self.index.has_script(own):  # else a vault all in the other script: its notes decide
+            dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
+        fused = leads(fused, dense, found.floor)
         if opts.min_similarity is None:
             return fused, None, found.reason
         if "vector" not in found.ranked:
-            unfloored = "no dense scores for this query: the similarity floor was not applied"
-            return fused, None, "; ".join(filter(None, [found.reason, unfloored]))
-        dense = found.ranked["vector"]
+            return fused, None, "; ".join(filter(None, [found.reason, NO_FLOOR]))
         cut = opts.min_similarity
         cut = relevance_floor(self.index.embedder.name, own) if cut == "auto" else float(cut)
-        if self.index.has_script(own):  # else a vault all in the other script: its notes decide
-            dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
         relevant = any(s >= cut for _, s in dense)
         passed = above_floor(fused, found.ranked["vector"], depth, cut, found.floor) if relevant else []
-        counts = {"min_similarity": cut, "passed": len(passed), "candidates": len(fused)}
+        counts = {"min_similarity": cut, "passed": len(passed), "candidates": len(fused),
+                  "lead_margins": lead_margins(self.index.embedder.name, own)}  # fmt: skip
         if found.share < 1.0:  # chunks with no vector yet cannot be told relevant or not: not "nothing relevant"
             kept = {f.chunk_id for f in passed}
             passed = [f for f in fused if f.chunk_id in kept or "vector" not in f.scores]

@@ -24,6 +24,9 @@ FUSIONS = ("zscore", "minmax", "rrf", "dbsf")
 FUSION = "zscore"
 
 
+LEAD_OVER = 2  # `leads`: the margin is over the third note of a list (index 2), past one near-copy
+
+
 class Fused(NamedTuple):
     """One candidate chunk as the stages after fusion pass it on: its fused score (what the date boost,
     decay, the floor and MMR act on), and each retriever's rank and raw score, kept so a hit shows why."""
@@ -140,6 +143,19 @@ def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: i
         if cosines.get(f.chunk_id, f.scores.get("vector", -2.0)) >= floor
         or ("vector" not in f.scores and unranked_may_pass)
     ]
+
+
+def leads(fused: list[Fused], own: Sequence[tuple[str, float]], other: Mapping[str, float]) -> list[Fused]:
+    """The candidates, the first of each script's dense list with its `margin`: how far its cosine stands
+    above that list's third. A prompt that names a fact singles its note out (and a near-copy of it, the
+    second: a fact saved twice, or told again in a day); one that names none ("run the tests") finds a
+    crowd of notes at one cosine. `own`: the query script's list, best first; `other`: the other
+    script's cosines (raised by the bias, which a difference cancels)."""
+    lead = {}
+    for ranked in (own, sorted(other.items(), key=lambda item: -item[1])):
+        if len(ranked) >= LEAD_OVER + 1:
+            lead[ranked[0][0]] = ranked[0][1] - ranked[LEAD_OVER][1]
+    return [f._replace(scores={**f.scores, "margin": lead[f.chunk_id]}) if f.chunk_id in lead else f for f in fused]
 
 
 def cap_per_doc(items: Iterable[tuple[T, str]], per_doc: int, limit: int) -> list[T]:

@@ -1,16 +1,47 @@
-"""Which entries a search recalled: what `list --unused-since` counts as used.
+"""Whether a hit answers its query: what `memvault context` gives a prompt, and what `list
+--unused-since` counts as used.
 
-A hit counts when it answers the query, not when it only filled the list: BM25 ranked it (the
-query's words are in it), or its cosine to the query reaches the model's calibrated relevance floor.
-Every entry in such a hit is recalled. A substring answer (the files, no index) recalls nothing.
+A prompt is given the hits that show they answer it (`answers`): a hit that holds two of the query's
+content words, in either script, or the note the model singles out. A search counts as recalling an
+entry when BM25 ranked it (the query's words are in it) or its cosine to the query reaches the
+model's calibrated relevance floor. A substring answer (the files, no index) recalls nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from memvault.indexer.embedders import relevance_floor
+from memvault.search.glossary import held
 from memvault.search.hits import Hit, SearchResult
-from memvault.vault.cjk import script_of
-from memvault.vault.entries import entries_in, entry_key
+from memvault.search.join import content_words
+from memvault.vault.cjk import script_of, written_in
+from memvault.vault.entries import entries_in, entry_key, one_line
+from memvault.vault.proposals import STOP
+
+WORDS_HELD = 2  # distinct content words of the query a hit holds to answer it by its words (all of fewer)
+
+
+def query_words(result: SearchResult) -> frozenset[str]:
+    """The words of a query that say what it is about: not its function words ("the", "is", 是, 的),
+    nor the ones that name no topic ("change", "file")."""
+    return frozenset(content_words(result.terms) - STOP)
+
+
+def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float]) -> str | None:
+    """Why `hit` answers the query whose content `words` and script (`own`) are given, or None.
+    `words`: it holds two of them (all, of fewer), each as it is written or through the dictionary
+    in the other script (`search.glossary.held`): a single common word shared is no sign. `model`:
+    it is the first note of its script's dense list and stands that side's margin (`margins`, the
+    model's `lead_margins`) above the second."""
+    count = held(words, (hit.text or hit.snippet).lower()) if words else 0
+    if words and count >= min(WORDS_HELD, len(words)):
+        return "words"
+    margin = hit.scores.get("margin")
+    if margin is None:
+        return None
+    wanted = margins.get("own" if written_in(one_line(hit.text)) == own else "other")
+    return "model" if wanted is not None and margin >= wanted else None
 
 
 def answers_query(hit: Hit, floor: float) -> bool:

@@ -42,6 +42,20 @@ def relevance_floor(name: str, script: str = "latin") -> float:
 SCRIPT_BIAS = {E5Embedder.name: {"latin": 0.054, "cjk": 0.120}}
 
 
+# how far the first note of a script's dense list must stand above the second for the model alone to
+# single it out as what a prompt asks for (`memvault context`), by the query's script, for a note in
+# the query's own script and in the other: a prompt that names a fact has its note stand out, one that
+# names none ("run the tests") meets a crowd of notes at one cosine. Chosen on `python -m bench agent`'s
+# dev split (bench/results). e5's Chinese questions score the English notes at one cosine whatever they
+# ask (a Chinese "thanks" singles one out by as much as a question does): no margin there, the
+# dictionary (`search.glossary`) carries them. Models not named here single nothing out.
+LEAD_MARGINS = {E5Embedder.name: {"latin": {"own": 0.03, "other": 0.0175}, "cjk": {"own": 0.03}}}
+
+
+def lead_margins(name: str, query_script: str) -> dict[str, float]:
+    return LEAD_MARGINS.get(name, {}).get(query_script, {})
+
+
 def script_bias(name: str, query_script: str) -> float | None:
     return SCRIPT_BIAS.get(name, {}).get(query_script)
 

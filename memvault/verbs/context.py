@@ -12,12 +12,15 @@
   the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
   of the budget.
 
-Recall is a cascade, and the answer names the tier that answered. `dense` means hybrid hits
-(ranked by fusion, which measured best) whose cosine to the query reaches the model's relevance
-floor for the query's script, when at least 3 pass. `keyword` means hybrid hits below the floor,
-when at least 2 hold two of the query's words or more. With fewer, the few hits found come first,
-named by the tier that found them, then the newest daily entries fill the rest; `recent` means
-nothing relevant was found at all: the newest daily entries alone, so the agent sees what happened last.
+A prompt is given the hybrid hits (ranked by fusion, which measured best) that show they answer
+it, then those whose cosine reaches the model's relevance floor for the query's script. A hit shows
+it by holding two of the query's content words (all, of fewer), as written or through the
+dictionary in the other script (`search.glossary`), or by being the note the model singles out: the
+first of its script's dense list, standing the model's margin above the third (`search.recall`).
+The tier says which: `dense` when the model singled one out or hits reached the floor, `keyword`
+when the words alone did. When no hit shows it, however many reach the floor ("run the tests" meets
+a crowd of notes at one cosine), nothing is relevant: `recent`, the newest daily entries, so an
+agent that asks `context` sees what happened last; a prompt hook passes nothing on.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from memvault.vault.prompt_text import for_agent
 from memvault.verbs.runtime import SearchRuntime
 
 if TYPE_CHECKING:  # the verb's side alone: a client that renders the blocks never loads them
-    from memvault.search.hits import Hit, SearchResult
+    from memvault.search.hits import Hit
 
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
               "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
@@ -49,9 +52,6 @@ QUERY_CHARS = 500
 RECALL_ITEMS = 12
 # what recall searches: not a conversation's own note (`vault.history`), which an agent asks for itself
 RECALL_KINDS = ("daily", "memory", "other")
-DENSE_AT_LEAST = 3
-KEYWORD_AT_LEAST = 2
-KEYWORD_TERMS = 2  # distinct query words a keyword hit must hold
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200  # the two tags and a line or two: less holds no memory at all
 MAX_BUDGET = 20_000  # what an agent may ask for through MCP: its context is the cost
@@ -185,26 +185,6 @@ def _current(hits: list[Hit]) -> list[Hit]:
     return [h for h in hits if not h.about.get("superseded")]
 
 
-def _matching(result: SearchResult) -> list[Hit]:
-    """Keyword hits that hold at least two of the query's distinct content words (one, for a one-word
-    query): a single common word shared with a note is no sign it is relevant, and a function word
-    ("the", "is", 是, 的) is none at all. A Latin word counts as a whole word ("is" is not in "this");
-    a CJK one as it is written (its words are not spaced)."""
-    import re
-
-    from memvault.search.join import content_words  # (the verb's side: a client never searches)
-    from memvault.vault.proposals import STOP
-
-    terms = content_words(result.terms) - STOP
-    need = min(KEYWORD_TERMS, len(terms))
-
-    def held(text: str) -> int:
-        words = set(re.findall(r"\w+", text))
-        return sum((t in words) if t.isascii() else (t in text) for t in terms)
-
-    return [h for h in result.hits if need and held((h.text or h.snippet).lower()) >= need]
-
-
 @dataclass
 class Recalled:
     """The cascade's answer: the tier, its items, and (explained) why, and the hits it did not give."""
@@ -216,52 +196,51 @@ class Recalled:
 
 
 def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
-    """The cascade: hybrid hits that reach the dense floor, else keyword hits, else the newest daily
-    entries after the few hits the first two tiers did find (too few to answer, too good to drop)."""
+    """The hybrid hits that show they answer the prompt (`search.recall.answers`: its words, in either
+    script, or the note the model singles out), then the hits whose cosine reaches the relevance floor;
+    none when no hit shows it, however many reach the floor ("run the tests" meets a crowd of notes at
+    the floor): then the newest daily entries, tier `recent`, which a prompt hook does not pass on."""
     from memvault.search.options import build_options
+    from memvault.search.recall import WORDS_HELD, answers, query_words
+    from memvault.vault.cjk import script_of
 
     q = query.strip()[-QUERY_CHARS:]
-    dense = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto", kind=RECALL_KINDS))
-    dense_hits = _current(dense.hits) if dense.floor is not None else []
-    floor = (dense.floor or {}).get("min_similarity")
-    said = _count(len(dense_hits), "current hit") + " reached the relevance floor"
-    said += f" (cosine {floor:.3f})" if isinstance(floor, float) else ""
-    if len(dense_hits) >= DENSE_AT_LEAST:
-        return _explained(
-            rt, q, Recalled("dense", _items(dense_hits, explain)), explain, f"{said}, {DENSE_AT_LEAST} needed"
-        )
-    # hybrid order, not BM25's: with the z-score fusion hybrid search recalled more evidence than the
-    # BM25-ranked keyword tier did (LoCoMo, bench/results/README.md, issue 18); the two-word test still gates
-    keyword_hits = _current(_matching(rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS))))
-    said += f"; {_count(len(keyword_hits), 'hit')} held {KEYWORD_TERMS} of the query's words"
-    if len(keyword_hits) >= KEYWORD_AT_LEAST:
-        answer = Recalled("keyword", _items(keyword_hits, explain))
-        return _explained(rt, q, answer, explain, f"{said}, {KEYWORD_AT_LEAST} needed", floor)
-    found, shown = [], set()  # each place once (explained, the two searches' items differ by their scores)
-    for item in _items([*dense_hits, *keyword_hits], explain):
-        if (item["path"], item["start_line"]) not in shown:
-            found.append(item)
-            shown.add((item["path"], item["start_line"]))
-    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded
-             and (e.path, e.start_line) not in shown]  # fmt: skip
-    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[: RECALL_ITEMS - len(found)]
-    tier = "dense" if dense_hits else "keyword" if keyword_hits else "recent"  # `recent`: nothing relevant found
+    floored = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto", kind=RECALL_KINDS))
+    hits = _current(rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits)
+    counts = floored.floor or {}
+    words, own, margins = query_words(floored), script_of(q), counts.get("lead_margins", {})
+    why = {(h.path, h.start_line): answers(h, words, own, margins) for h in hits}
+    shown = [h for h in hits if why[(h.path, h.start_line)]]
+    above = [h for h in _current(floored.hits) if not why.get((h.path, h.start_line))] if counts else []
+    floor = counts.get("min_similarity")
+    by_model = sum(why[(h.path, h.start_line)] == "model" for h in shown)
+    said = (f"{_count(len(shown) - by_model, 'hit')} held {WORDS_HELD} of the query's words, {_count(by_model, 'hit')} "
+            f"singled out by the model; {_count(len(above), 'more hit')} reached the relevance floor"
+            + (f" (cosine {floor:.3f})" if isinstance(floor, float) else ""))  # fmt: skip
+    if shown:
+        tier = "dense" if by_model or above else "keyword"
+        answer = Recalled(tier, _items([*shown, *above][:RECALL_ITEMS], explain))
+        return _explained(rt, q, answer, explain, said, floor)
+    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
+    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
     # as a hit's lines are: the note's markup (a fact is the text as said, so `escape`d again), which
     # `render` reads once
-    items = found + [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                      "text": escape(clip(e.fact, VALUE_CHARS)), **({"found_by": "newest daily"} if explain else {})}
-                     for e in newest]  # fmt: skip
-    filled = f"too few to answer: {_count(len(found), 'hit')}, then the newest daily entries"
-    return _explained(rt, q, Recalled(tier, items), explain, f"{said}; {filled}", floor)
+    items = [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+              "text": escape(clip(e.fact, VALUE_CHARS)), **({"found_by": "newest daily"} if explain else {})}
+             for e in newest]  # fmt: skip
+    why_none = f"{said}; no hit answers it: the newest daily entries"
+    return _explained(rt, q, Recalled("recent", items), explain, why_none, floor)
 
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _not_given(hit: Hit, floor: Any) -> str:
+def _not_given(hit: Hit, floor: Any, answered: bool) -> str:
     if hit.about.get("superseded"):
         return "superseded: its correction is given instead"
+    if not answered:
+        return "no hit answers the prompt: none holds its words, none is singled out by the model"
     cosine = hit.scores.get("vector")
     if isinstance(floor, float) and cosine is not None and cosine < floor:
         return f"below the relevance floor (cosine {cosine:.3f} < {floor:.3f})"
@@ -280,7 +259,7 @@ def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: 
     for hit in rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits:
         if (hit.path, hit.start_line) in given:
             continue
-        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor)})
+        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor, answer.tier != "recent")})
     return answer
 
 

@@ -1,0 +1,97 @@
+"""What a prompt is given (issue 44): only hits that show they answer it, by its words in either script
+(CC-CEDICT across them) or by the model singling one note out; nothing for a prompt that asks nothing,
+however many notes reach the relevance floor. A bilingual vault of our own, the real default model, the
+CLI and the Claude Code hook in this process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memvault.search.glossary import across, held
+
+MEMORY = """# Long-term Memory
+
+## Infrastructure
+
+- The staging database listens on port 5433 behind pgbouncer <!-- saved 2026-12-01 -->
+- Nightly backups go to the bucket vault-archive and are kept for 45 days <!-- saved 2026-12-01 -->
+- The build cache lives on the runner's local SSD <!-- saved 2026-12-01 -->
+- Grafana alerts page the on-call engineer after five minutes <!-- saved 2026-12-01 -->
+- The search service is written in Rust and deployed with Nomad <!-- saved 2026-12-01 -->
+- 前端打包用 Vite，产物上传到内部的 CDN <!-- saved 2026-12-01 -->
+- 发布之前必须有两位同事做代码评审 <!-- saved 2026-12-01 -->
+- 客服系统的工单每天早上九点同步一次 <!-- saved 2026-12-01 -->
+- 机器学习团队的显卡集群在北京机房 <!-- saved 2026-12-01 -->
+
+## People
+
+- Priya owns the billing service and reviews its pull requests <!-- saved 2026-12-01 -->
+- 小李负责安卓客户端，喜欢用 Kotlin <!-- saved 2026-12-01 -->
+"""
+
+NO_MEMORY = ["run the tests", "format this JSON", "lgtm", "thanks!", "git status", "谢谢", "继续", "好的"]
+
+
+def _ok(result):
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def vault(layout, cli):
+    _ok(cli("init", "--lang", "en"))
+    layout.memory_md.write_text(MEMORY, encoding="utf-8")
+    _ok(cli("index"))
+    return cli
+
+
+def _context(cli, prompt: str) -> dict:
+    return json.loads(_ok(cli("context", "--json", "--explain", prompt)).stdout)
+
+
+def _hook(cli, layout, prompt: str) -> str:
+    payload = {"session_id": "s1", "transcript_path": str(layout.root / "t.jsonl"), "cwd": str(layout.root),
+               "hook_event_name": "UserPromptSubmit", "prompt": prompt}  # fmt: skip
+    return _ok(cli("hook", "claude-code", input=json.dumps(payload))).stdout
+
+
+def test_a_prompt_that_asks_nothing_is_given_nothing(vault, layout):
+    """Before, "run the tests" and its kin were given whatever reached the floor once three notes did: a
+    crowd of notes at one cosine, most of them in the other script."""
+    for prompt in NO_MEMORY:
+        got = _context(vault, prompt)
+        assert got["tier"] == "recent", (prompt, got["recall"], got.get("why"))
+        assert _hook(vault, layout, prompt).strip() == "", prompt
+
+
+def test_a_question_is_given_its_fact_in_its_own_script(vault, layout):
+    for prompt, marker in (("how long are the nightly backups kept?", "45 days"), ("前端用什么打包？", "Vite")):
+        got = _context(vault, prompt)
+        assert got["tier"] in ("dense", "keyword") and marker in got["recall"][0]["text"], (prompt, got)
+        assert marker in _hook(vault, layout, prompt), prompt
+
+
+def test_a_chinese_question_is_given_the_english_fact_through_the_dictionary(vault, layout):
+    """数据库 is "database" and 端口 "port" in CC-CEDICT: the English note holds both. Before, the model
+    scored it as it scores every English note for a Chinese prompt, and nothing was given."""
+    got = _context(vault, "预发的数据库端口是多少？")
+    given = [item["text"] for item in got["recall"]]
+    assert any("5433" in text for text in given), got
+    assert "5433" in _hook(vault, layout, "预发的数据库端口是多少？")
+
+
+def test_an_english_question_is_given_the_chinese_fact_through_the_dictionary(vault, layout):
+    got = _context(vault, "does a release need a code review?")
+    assert any("代码评审" in item["text"] for item in got["recall"]), got
+    assert "代码评审" in _hook(vault, layout, "does a release need a code review?")
+
+
+def test_words_are_held_whole_stemmed_or_in_the_other_script():
+    assert "backup" in across("备份") and "合并" in across("merge")
+    assert held({"备份", "端口"}, "backups are kept on port 9000") == 2
+    assert held({"merge", "code"}, "代码合并前要评审") == 2
+    assert held({"run"}, "ci runs on github") == 1  # stemmed
+    assert held({"is"}, "this") == 0  # whole words only
+    assert held({"redis"}, "构建慢是因为词典") == 0
