@@ -35,6 +35,7 @@ _NOT_A_SENSE = re.compile(
     r"|pr\. |\(bound form\)|\(old\)|\(dialect\)|\(literary\))"
 )
 _ASIDE = re.compile(r"\([^)]*\)|\b(?:sb|sth|to|one's|oneself|etc)\b")
+_LATIN = re.compile(r"[a-z]{2}")
 _lock = threading.Lock()
 _store: sqlite3.Connection | None = None
 _tried = False  # once a process: no dictionary or no cache is no glossary, not a retry per word
@@ -63,17 +64,16 @@ def held(terms: Iterable[str], text: str) -> int:
     or stemmed ("runs" holds "run"; "is" is not in "this"), a CJK one as it is written (its words are
     not spaced), and either one in the other script through the dictionary."""
     words = set(re.findall(r"\w+", text))
-    stemmed: set[str] | None = None
+    stemmed = {t for t in STEMMED(text) if t.isascii()}
+    # the dictionary is asked only of a text with the other script in it: a vault in one script never loads it
+    chinese, latin = not text.isascii(), bool(_LATIN.search(text))
     count = 0
     for term in terms:
-        if (term in words) if term.isascii() else (term in text):
-            count += 1
-            continue
-        stemmed = {t for t in STEMMED(text) if t.isascii()} if stemmed is None else stemmed
         if term.isascii():
-            count += bool(stemmed.intersection(STEMMED(term))) or any(z in text for z in across(term))
+            count += term in words or bool(stemmed.intersection(STEMMED(term))) or (
+                chinese and any(z in text for z in across(term)))  # fmt: skip
         else:
-            count += not stemmed.isdisjoint(across(term))
+            count += term in text or (latin and not stemmed.isdisjoint(across(term)))
     return count
 
 

@@ -34,7 +34,7 @@ def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, flo
     in the other script (`search.glossary.held`): a single common word shared is no sign. `model`:
     it is the first note of its script's dense list and stands that side's margin (`margins`, the
     model's `lead_margins`) above the second."""
-    count = held(words, (hit.text or hit.snippet).lower()) if words else 0
+    count = held(words, one_line(hit.text or hit.snippet).lower()) if words else 0  # its words, not its fields
     if words and count >= min(WORDS_HELD, len(words)):
         return "words"
     margin = hit.scores.get("margin")
