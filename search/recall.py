@@ -9,6 +9,7 @@ model's calibrated relevance floor. A substring answer (the files, no index) rec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from memvault.indexer.embedders import relevance_floor
@@ -20,6 +21,17 @@ from memvault.vault.entries import entries_in, entry_key, one_line
 from memvault.vault.proposals import STOP
 
 WORDS_HELD = 2  # distinct content words of the query a hit holds to answer it by its words (all of fewer)
+
+
+_CLAUSES = re.compile(r"\s*[;；]\s*")
+
+
+def clauses_held(summary: str, words: frozenset[str]) -> str | None:
+    """Of a day's summary (clauses with "; " between them, written from the day's entries), the
+    clauses that hold one of the query's `words`: the day's other facts are not what the prompt
+    asked. None when no clause holds one."""
+    kept = [c for c in _CLAUSES.split(summary) if c and held(words, one_line(c).lower())]
+    return "; ".join(kept) if kept else None
 
 
 def query_words(result: SearchResult) -> frozenset[str]:

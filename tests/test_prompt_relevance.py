@@ -95,3 +95,15 @@ def test_words_are_held_whole_stemmed_or_in_the_other_script():
     assert held({"run"}, "ci runs on github") == 1  # stemmed
     assert held({"is"}, "this") == 0  # whole words only
     assert held({"redis"}, "构建慢是因为词典") == 0
+
+
+def test_a_days_summary_gives_the_prompt_only_the_clauses_it_asks_about(vault, layout):
+    """A summary is one line of the day's facts; a prompt that asks about one of them was given the whole
+    line (the coffee machine with the wiki)."""
+    _ok(vault("summary", "2026-12-03", "moved the team wiki from Confluence to Outline; the coffee machine on "
+              "floor 3 was repaired; 产品评审会改到周四"))  # fmt: skip
+    _ok(vault("index"))
+    got = _context(vault, "where did we move the team wiki?")
+    summary = [item for item in got["recall"] if item["path"].startswith("daily/2026-12-03")]
+    assert summary and "Outline" in summary[0]["text"], got
+    assert "coffee" not in summary[0]["text"] and "评审" not in summary[0]["text"], summary

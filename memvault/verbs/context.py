@@ -219,8 +219,10 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
             + (f" (cosine {floor:.3f})" if isinstance(floor, float) else ""))  # fmt: skip
     if shown:
         tier = "dense" if by_model or above else "keyword"
-        answer = Recalled(tier, _items([*shown, *above][:RECALL_ITEMS], explain))
-        return _explained(rt, q, answer, explain, said, floor)
+        given = [*shown, *above][:RECALL_ITEMS]
+        pairs = enumerate(zip(given, _items(given, explain), strict=True))
+        told = [_told(item, hit, words, n < len(shown)) for n, (hit, item) in pairs]
+        return _explained(rt, q, Recalled(tier, [i for i in told if i]), explain, said, floor)
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
     # as a hit's lines are: the note's markup (a fact is the text as said, so `escape`d again), which
@@ -230,6 +232,18 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
              for e in newest]  # fmt: skip
     why_none = f"{said}; no hit answers it: the newest daily entries"
     return _explained(rt, q, Recalled("recent", items), explain, why_none, floor)
+
+
+def _told(item: dict[str, Any], hit: Hit, words: frozenset[str], answers: bool) -> dict[str, Any] | None:
+    """A recall item as a prompt gets it: of a day's summary, the clauses that hold the query's words
+    (`search.recall.clauses_held`); a summary that reached the floor without one is not given, one the
+    model singled out is given whole."""
+    if hit.unit != "summary":
+        return item
+    from memvault.search.recall import clauses_held
+
+    kept = clauses_held(item["text"], words)
+    return {**item, "text": kept} if kept else (item if answers else None)
 
 
 def _count(n: int, what: str) -> str:
@@ -244,6 +258,8 @@ def _not_given(hit: Hit, floor: Any, answered: bool) -> str:
     cosine = hit.scores.get("vector")
     if isinstance(floor, float) and cosine is not None and cosine < floor:
         return f"below the relevance floor (cosine {cosine:.3f} < {floor:.3f})"
+    if hit.unit == "summary":
+        return "a day's summary none of whose clauses holds the query's words"
     return "ranked below the items given"
 
 
