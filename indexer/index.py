@@ -13,7 +13,6 @@ terms and the rows of its hits. `indexer.opening.open_index` opens one (the lock
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +32,7 @@ from memvault.indexer.rows import ChunkRow, FileChunks
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from memvault.vault.faults import crash_point
+from memvault.vault.locks import release
 from memvault.vault.logger import log
 from memvault.vault.model import Chunk
 from memvault.vault.paths import Layout
@@ -369,7 +369,7 @@ class Index(Reads):
             self.manifest.close()
             self.cache.close()
         finally:
-            os.close(self._lock_fd)
+            release(self._lock_fd)
 
     def __enter__(self) -> Index:
         return self

@@ -11,7 +11,6 @@ back to the files.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 from memvault.indexer import deferred
@@ -26,7 +25,7 @@ from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, StoreLocked
 from memvault.vault.chunking import VERSION as CHUNKER_VERSION
 from memvault.vault.errors import unwritable
-from memvault.vault.locks import try_lock
+from memvault.vault.locks import held_here, hold, release
 from memvault.vault.logger import log
 from memvault.vault.paths import Layout, make_state_dir, state_problem
 
@@ -64,7 +63,7 @@ def open_index(
         index.tokenizer = _settle_tokenizer(index)
         return index
     except BaseException:
-        os.close(lock_fd)
+        release(lock_fd)
         raise
 
 
@@ -192,9 +191,12 @@ def _tell_collection(index: Index, tokenizer: Tokenizer) -> None:
 
 def _take_lock(path: Path) -> int:
     try:
-        fd = try_lock(path)
+        fd = hold(path)
     except OSError as exc:  # a vault that cannot be written: one line naming it (`vault.errors.unwritable`)
         raise unwritable(exc, path, path.parent.parent) or exc from None
+    if fd is None and held_here(path):  # (a Vault of the Python API left open, then another opened)
+        raise StoreLocked(f"{path.parent}: the index is open in this process already; close the Vault that "
+                          "opened it first (`with Vault(...) as vault:`)")  # fmt: skip
     if fd is None:
         raise StoreLocked(f"{path.parent}: the index is open in another memvault process")
     return fd

@@ -135,6 +135,20 @@ def test_fallback_when_held_by_another_process(indexed, cli_process):
         _assert_fallback(cli_process, "open in another memvault process")
 
 
+def test_a_second_vault_in_one_process_is_told_to_close_the_first(indexed):
+    """A Python API user who leaves one Vault open and opens another was told another process held the
+    index; it is this one, and closing the first Vault lets the second answer from the index."""
+
+    first = Vault(indexed.root)
+    assert first.search_result("爬山").source == "hybrid"
+    with Vault(indexed.root) as second:
+        held = second.search_result("爬山")
+        assert held.source == "substring" and "open in this process already" in held.reason
+    first.close()
+    with Vault(indexed.root) as again:
+        assert again.search_result("爬山").source == "hybrid"
+
+
 def test_substring_mode_scores_memory_above_daily(indexed, cli):
     daily = indexed.root / "daily" / "2026-10-01.md"
     daily.write_text(daily.read_text(encoding="utf-8") + "- 会议纪要写得很简洁。\n", encoding="utf-8")

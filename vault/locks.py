@@ -29,6 +29,27 @@ def try_lock(path: Path, create: bool = True) -> int | None:
     return fd
 
 
+_HELD: dict[int, str] = {}  # the locks this process took with `hold`, by descriptor
+
+
+def hold(path: Path) -> int | None:
+    """`try_lock`, remembered until `release`: a second open in this process is told apart from
+    another process's (`held_here`)."""
+    fd = try_lock(path)
+    if fd is not None:
+        _HELD[fd] = str(path)
+    return fd
+
+
+def release(fd: int) -> None:
+    _HELD.pop(fd, None)
+    os.close(fd)
+
+
+def held_here(path: Path) -> bool:
+    return str(path) in _HELD.values()
+
+
 def lock_is_free(path: Path) -> bool:
     """True when no process holds the lock on `path` (a missing file is free); creates nothing."""
     try:
