@@ -68,13 +68,16 @@ def held(terms: Iterable[str], text: str) -> int:
     # the dictionary is asked only of a text with the other script in it: a vault in one script never loads it
     chinese, latin = not text.isascii(), bool(_LATIN.search(text))
     stemmed = {t for t in STEMMED(text) if t.isascii()} if latin and not all(t.isascii() for t in terms) else set()
-    count = 0
+    found = []
     for term in terms:
         if term.isascii():
-            count += term in words or (chinese and any(z in text for z in across(term)))
+            holds = term in words or (chinese and any(z in text for z in across(term)))
         else:
-            count += term in text or (latin and not stemmed.isdisjoint(across(term)))
-    return count
+            holds = term in text or (latin and not stemmed.isdisjoint(across(term)))
+        if holds:
+            found.append(term)
+    # one Chinese word once: jieba's search mode also gives its parts (候选人: 候选, 选人), held with it
+    return sum(not any(t != o and t in o for o in found) for t in found)
 
 
 def _source() -> Path | None:

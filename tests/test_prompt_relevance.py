@@ -95,6 +95,8 @@ def test_words_are_held_whole_stemmed_or_in_the_other_script():
     assert held({"runs"}, "ci runs on github") == 1
     assert held({"is"}, "this") == 0 and held({"run"}, "ci runs on github") == 0  # whole words only
     assert held({"redis"}, "构建慢是因为词典") == 0
+    # a Chinese word once, not once more for each part jieba also gives (候选人: 候选, 选人)
+    assert held({"候选", "候选人", "选人"}, "sre 候选人 lena") == 1 and held({"候选", "面试"}, "候选人的面试") == 2
 
 
 def test_a_days_summary_gives_the_prompt_only_the_clauses_it_asks_about(vault, layout):
