@@ -9,6 +9,7 @@ model's calibrated relevance floor. A substring answer (the files, no index) rec
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
@@ -21,6 +22,9 @@ from memvault.vault.entries import entries_in, entry_key, one_line
 from memvault.vault.proposals import STOP
 
 WORDS_HELD = 2  # distinct content words of the query a hit holds to answer it by its words (all of fewer)
+# and the share of them a note in the query's own script holds (`by_words`): `python -m bench offtopic`
+# and `bench agent`, bench/results
+WORDS_SHARE = 0.5
 
 
 _CLAUSES = re.compile(r"\s*[;；]\s*")
@@ -42,18 +46,28 @@ def query_words(result: SearchResult) -> frozenset[str]:
 
 def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float]) -> str | None:
     """Why `hit` answers the query whose content `words` and script (`own`) are given, or None.
-    `words`: it holds two of them (all, of fewer), each as it is written or through the dictionary
-    in the other script (`search.glossary.held`): a single common word shared is no sign. `model`:
-    it is the first note of its script's dense list and stands that side's margin (`margins`, the
-    model's `lead_margins`) above the second."""
-    count = held(words, one_line(hit.text or hit.snippet).lower()) if words else 0  # its words, not its fields
-    if words and count >= min(WORDS_HELD, len(words)):
+    `words`: one of its entries (or its text) holds enough of them (`by_words`). `model`: it is the
+    first note of its script's dense list and stands that side's margin (`margins`, the model's
+    `lead_margins`) above the third (`search.fusion.leads`)."""
+    units = [e.text for e in entries_in(hit.text)] if hit.unit == "entries" else [hit.text or hit.snippet]
+    if words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
         return "words"
     margin = hit.scores.get("margin")
     if margin is None:
         return None
     wanted = margins.get("own" if written_in(one_line(hit.text)) == own else "other")
     return "model" if wanted is not None and margin >= wanted else None
+
+
+def by_words(text: str, words: frozenset[str], own: str) -> bool:
+    """Whether `text` holds enough of a query's content `words` to answer it: two (all, of fewer), as
+    written or through the dictionary (`search.glossary.held`), and in the query's own script at least
+    `WORDS_SHARE` of them (a long note shares two words with many a question it does not answer:
+    another conversation's LoCoMo questions, a CMRC question whose passage is not in the vault). A
+    Chinese word is one word, not one more for each part of it jieba also gives."""
+    whole = [w for w in words if not any(w != o and w in o for o in words)]
+    share = math.ceil(WORDS_SHARE * len(whole)) if written_in(text) == own else 0
+    return held(words, text.lower()) >= min(len(whole), max(WORDS_HELD, share))
 
 
 def answers_query(hit: Hit, floor: float) -> bool:

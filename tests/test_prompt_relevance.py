@@ -109,3 +109,11 @@ def test_a_days_summary_gives_the_prompt_only_the_clauses_it_asks_about(vault, l
     summary = [item for item in got["recall"] if item["path"].startswith("daily/2026-12-03")]
     assert summary and "Outline" in summary[0]["text"], got
     assert "coffee" not in summary[0]["text"] and "评审" not in summary[0]["text"], summary
+
+
+def test_a_question_sharing_two_words_with_a_note_it_does_not_ask_about_is_given_nothing(vault, layout):
+    """The build cache note shares "local" and "SSD" with a question about what the runners cost: two
+    words of six. In the query's own script a note holds half of them to answer by its words (before,
+    two were enough, and another conversation's LoCoMo questions were given memory half the time)."""
+    got = _context(vault, "what does the runner's local SSD cost per month on Nomad?")
+    assert got["tier"] == "recent", got

@@ -14,8 +14,9 @@
 
 A prompt is given the hybrid hits (ranked by fusion, which measured best) that show they answer
 it, then those whose cosine reaches the model's relevance floor for the query's script. A hit shows
-it by holding two of the query's content words (all, of fewer), as written or through the
-dictionary in the other script (`search.glossary`), or by being the note the model singles out: the
+it by holding two of the query's content words (all, of fewer; half of them, in the query's own
+script), as written or through the dictionary in the other script (`search.glossary`), or by being
+the note the model singles out: the
 first of its script's dense list, standing the model's margin above the third (`search.recall`).
 The tier says which: `dense` when the model singled one out or hits reached the floor, `keyword`
 when the words alone did. When no hit shows it, however many reach the floor ("run the tests" meets
@@ -201,7 +202,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     none when no hit shows it, however many reach the floor ("run the tests" meets a crowd of notes at
     the floor): then the newest daily entries, tier `recent`, which a prompt hook does not pass on."""
     from memvault.search.options import build_options
-    from memvault.search.recall import WORDS_HELD, answers, query_words
+    from memvault.search.recall import answers, query_words
     from memvault.vault.cjk import script_of
 
     q = query.strip()[-QUERY_CHARS:]
@@ -214,7 +215,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     above = [h for h in _current(floored.hits) if not why.get((h.path, h.start_line))] if counts else []
     floor = counts.get("min_similarity")
     by_model = sum(why[(h.path, h.start_line)] == "model" for h in shown)
-    said = (f"{_count(len(shown) - by_model, 'hit')} held {WORDS_HELD} of the query's words, {_count(by_model, 'hit')} "
+    said = (f"{_count(len(shown) - by_model, 'hit')} held the query's words, {_count(by_model, 'hit')} "
             f"singled out by the model; {_count(len(above), 'more hit')} reached the relevance floor"
             + (f" (cosine {floor:.3f})" if isinstance(floor, float) else ""))  # fmt: skip
     if shown:
