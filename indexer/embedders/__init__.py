@@ -42,7 +42,7 @@ def relevance_floor(name: str, script: str = "latin") -> float:
 SCRIPT_BIAS = {E5Embedder.name: {"latin": 0.054, "cjk": 0.120}}
 
 
-# how far the first note of a script's dense list must stand above the second for the model alone to
+# how far the first note of a script's dense list must stand above the third for the model alone to
 # single it out as what a prompt asks for (`memvault context`), by the query's script, for a note in
 # the query's own script and in the other: a prompt that names a fact has its note stand out, one that
 # names none ("run the tests") meets a crowd of notes at one cosine. Chosen on `python -m bench agent`'s

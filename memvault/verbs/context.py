@@ -16,8 +16,8 @@ A prompt is given the hybrid hits (ranked by fusion, which measured best) that s
 it, then those whose cosine reaches the model's relevance floor for the query's script. A hit shows
 it by holding two of the query's content words (all, of fewer; half of them, in the query's own
 script), as written or through the dictionary in the other script (`search.glossary`), or by being
-the note the model singles out: the
-first of its script's dense list, standing the model's margin above the third (`search.recall`).
+the note the model singles out: the first of its script's dense list, standing the model's margin
+above the third (`search.recall`).
 The tier says which: `dense` when the model singled one out or hits reached the floor, `keyword`
 when the words alone did. When no hit shows it, however many reach the floor ("run the tests" meets
 a crowd of notes at one cosine), nothing is relevant: `recent`, the newest daily entries, so an
@@ -235,7 +235,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     return _explained(rt, q, Recalled("recent", items), explain, why_none, floor)
 
 
-def _told(item: dict[str, Any], hit: Hit, words: frozenset[str], answers: bool) -> dict[str, Any] | None:
+def _told(item: dict[str, Any], hit: Hit, words: frozenset[str], shown: bool) -> dict[str, Any] | None:
     """A recall item as a prompt gets it: of a day's summary, the clauses that hold the query's words
     (`search.recall.clauses_held`); a summary that reached the floor without one is not given, one the
     model singled out is given whole."""
@@ -244,7 +244,7 @@ def _told(item: dict[str, Any], hit: Hit, words: frozenset[str], answers: bool) 
     from memvault.search.recall import clauses_held
 
     kept = clauses_held(item["text"], words)
-    return {**item, "text": kept} if kept else (item if answers else None)
+    return {**item, "text": kept} if kept else (item if shown else None)
 
 
 def _count(n: int, what: str) -> str:
