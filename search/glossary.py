@@ -40,6 +40,7 @@ _lock = threading.Lock()
 _store: sqlite3.Connection | None = None
 _tried = False  # once a process: no dictionary or no cache is no glossary, not a retry per word
 _seen: dict[str, frozenset[str]] = {}
+SEEN_MOST = 50_000
 
 
 def across(word: str) -> frozenset[str]:
@@ -55,6 +56,8 @@ def across(word: str) -> frozenset[str]:
         with _lock:
             row = store.execute(f"SELECT v FROM {table} WHERE k = ?", (key,)).fetchone() if key else None
         found = frozenset(row[0].split(" ")) if row else frozenset()
+    if len(_seen) > SEEN_MOST:  # a daemon asked for years: its queries' words, not without end
+        _seen.clear()
     _seen[word] = found
     return found
 
@@ -77,7 +80,7 @@ def held(terms: Iterable[str], text: str) -> int:
         if holds:
             found.append(term)
     # one Chinese word once: jieba's search mode also gives its parts (候选人: 候选, 选人), held with it
-    return sum(not any(t != o and t in o for o in found) for t in found)
+    return sum(t.isascii() or not any(t != o and t in o for o in found) for t in found)
 
 
 def _source() -> Path | None:

@@ -1,8 +1,9 @@
 """Whether a hit answers its query: what `memvault context` gives a prompt, and what `list
 --unused-since` counts as used.
 
-A prompt is given the hits that show they answer it (`answers`): a hit that holds two of the query's
-content words, in either script, or the note the model singles out. A search counts as recalling an
+A prompt is given the hits that show they answer it (`answers`): a hit that holds the query's content
+words (two, and half of them in the query's own script), in either script, or the note the model
+singles out. A search counts as recalling an
 entry when BM25 ranked it (the query's words are in it) or its cosine to the query reaches the
 model's calibrated relevance floor. A substring answer (the files, no index) recalls nothing.
 """
@@ -65,7 +66,7 @@ def by_words(text: str, words: frozenset[str], own: str) -> bool:
     `WORDS_SHARE` of them (a long note shares two words with many a question it does not answer:
     another conversation's LoCoMo questions, a CMRC question whose passage is not in the vault). A
     Chinese word is one word, not one more for each part of it jieba also gives."""
-    whole = [w for w in words if not any(w != o and w in o for o in words)]
+    whole = [w for w in words if w.isascii() or not any(w != o and w in o for o in words)]
     share = math.ceil(WORDS_SHARE * len(whole)) if written_in(text) == own else 0
     return held(words, text.lower()) >= min(len(whole), max(WORDS_HELD, share))
 
