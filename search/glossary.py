@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
+from memvault.vault.cjk import CJK_RUN
 from memvault.vault.config import load_settings
 from memvault.vault.logger import log
 
@@ -70,7 +71,8 @@ def held(terms: Iterable[str], text: str) -> int:
     words = set(re.findall(r"\w+", text))
     # the dictionary is asked only of a text with the other script in it: a vault in one script never loads it
     chinese, latin = not text.isascii(), bool(_LATIN.search(text))
-    stemmed = {t for t in STEMMED(text) if t.isascii()} if latin and not all(t.isascii() for t in terms) else set()
+    # (its Chinese taken out first: only its English is compared, and jieba need not cut it per hit)
+    stemmed = set(STEMMED(CJK_RUN.sub(" ", text))) if latin and not all(t.isascii() for t in terms) else set()
     found = []
     for term in terms:
         if term.isascii():
@@ -79,8 +81,14 @@ def held(terms: Iterable[str], text: str) -> int:
             holds = term in text or (latin and not stemmed.isdisjoint(across(term)))
         if holds:
             found.append(term)
-    # one Chinese word once: jieba's search mode also gives its parts (候选人: 候选, 选人), held with it
-    return sum(t.isascii() or not any(t != o and t in o for o in found) for t in found)
+    return len(whole_words(found))
+
+
+def whole_words(words: Iterable[str]) -> list[str]:
+    """A query's words, a Chinese word once: jieba's search mode also gives its parts (候选人: 候选,
+    选人), which say nothing more than the word."""
+    words = list(words)
+    return [w for w in words if w.isascii() or not any(w != o and w in o for o in words)]
 
 
 def _source() -> Path | None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 from memvault.indexer.embedders import relevance_floor
-from memvault.search.glossary import held
+from memvault.search.glossary import held, whole_words
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.join import content_words
 from memvault.vault.cjk import script_of, written_in
@@ -66,7 +66,7 @@ def by_words(text: str, words: frozenset[str], own: str) -> bool:
     `WORDS_SHARE` of them (a long note shares two words with many a question it does not answer:
     another conversation's LoCoMo questions, a CMRC question whose passage is not in the vault). A
     Chinese word is one word, not one more for each part of it jieba also gives."""
-    whole = [w for w in words if w.isascii() or not any(w != o and w in o for o in words)]
+    whole = whole_words(words)
     share = math.ceil(WORDS_SHARE * len(whole)) if written_in(text) == own else 0
     return held(words, text.lower()) >= min(len(whole), max(WORDS_HELD, share))
 
