@@ -2,7 +2,7 @@
 --unused-since` counts as used.
 
 A prompt is given the hits that show they answer it (`answers`): a hit that holds the query's content
-words (two, and half of them in the query's own script), in either script, or the note the model
+words (two, and a third of them in the query's own script), in either script, or the note the model
 singles out. A search counts as recalling an
 entry when BM25 ranked it (the query's words are in it) or its cosine to the query reaches the
 model's calibrated relevance floor. A substring answer (the files, no index) recalls nothing.
@@ -25,7 +25,7 @@ from memvault.vault.proposals import STOP
 WORDS_HELD = 2  # distinct content words of the query a hit holds to answer it by its words (all of fewer)
 # and the share of them a note in the query's own script holds (`by_words`): `python -m bench offtopic`
 # and `bench agent`, bench/results
-WORDS_SHARE = 0.5
+WORDS_SHARE = 1 / 3
 
 
 _CLAUSES = re.compile(r"\s*[;；]\s*")

@@ -112,8 +112,8 @@ def test_a_days_summary_gives_the_prompt_only_the_clauses_it_asks_about(vault, l
 
 
 def test_a_question_sharing_two_words_with_a_note_it_does_not_ask_about_is_given_nothing(vault, layout):
-    """The build cache note shares "local" and "SSD" with a question about what the runners cost: two
-    words of six. In the query's own script a note holds half of them to answer by its words (before,
-    two were enough, and another conversation's LoCoMo questions were given memory half the time)."""
-    got = _context(vault, "what does the runner's local SSD cost per month on Nomad?")
+    """The build cache note shares "local" and "SSD" with a question about who sells the disks: two
+    words of nine. In the query's own script a note holds a third of them to answer by its words
+    (before, two were enough, and another conversation's LoCoMo questions were given memory more often)."""
+    got = _context(vault, "which vendor sells the local SSD disks we rent per month for Nomad clients?")
     assert got["tier"] == "recent", got

@@ -14,7 +14,7 @@
 
 A prompt is given the hybrid hits (ranked by fusion, which measured best) that show they answer
 it, then those whose cosine reaches the model's relevance floor for the query's script. A hit shows
-it by holding two of the query's content words (all, of fewer; half of them, in the query's own
+it by holding two of the query's content words (all, of fewer; a third of them, in the query's own
 script), as written or through the dictionary in the other script (`search.glossary`), or by being
 the note the model singles out: the first of its script's dense list, standing the model's margin
 above the third (`search.recall`).
