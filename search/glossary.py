@@ -37,6 +37,21 @@ _NOT_A_SENSE = re.compile(
 )
 _ASIDE = re.compile(r"\([^)]*\)|\b(?:sb|sth|to|one's|oneself|etc)\b")
 _LATIN = re.compile(r"[a-z]{2}")
+# English verbs whose past forms the stemmer leaves as they are, where the dictionary's senses are in the
+# base form: a note that says "kept" holds 保留 ("to keep"), one that says "chose" 选择 ("to choose")
+_FORMS = (
+    "be:was:were:been begin:began:begun break:broke:broken bring:brought build:built buy:bought catch:caught "
+    "choose:chose:chosen come:came do:did:done draw:drew:drawn drink:drank:drunk drive:drove:driven eat:ate:eaten "
+    "fall:fell:fallen feel:felt fight:fought find:found fly:flew:flown forget:forgot:forgotten freeze:froze:frozen "
+    "get:got:gotten give:gave:given go:went:gone grow:grew:grown have:had hear:heard hide:hid:hidden hold:held "
+    "keep:kept know:knew:known lead:led leave:left lend:lent lose:lost make:made mean:meant meet:met pay:paid "
+    "ride:rode:ridden ring:rang:rung rise:rose:risen run:ran say:said see:saw:seen seek:sought sell:sold "
+    "send:sent shake:shook:shaken shoot:shot show:shown sing:sang:sung sit:sat sleep:slept speak:spoke:spoken "
+    "spend:spent stand:stood steal:stole:stolen swim:swam:swum take:took:taken teach:taught tear:tore:torn "
+    "tell:told think:thought throw:threw:thrown understand:understood wake:woke:woken wear:wore:worn win:won "
+    "write:wrote:written"
+)
+BASE = {form: forms.split(":")[0] for forms in _FORMS.split() for form in forms.split(":")[1:]}
 _lock = threading.Lock()
 _store: sqlite3.Connection | None = None
 _tried = False  # once a process: no dictionary or no cache is no glossary, not a retry per word
@@ -72,7 +87,8 @@ def held(terms: Iterable[str], text: str) -> int:
     # the dictionary is asked only of a text with the other script in it: a vault in one script never loads it
     chinese, latin = not text.isascii(), bool(_LATIN.search(text))
     # (its Chinese taken out first: only its English is compared, and jieba need not cut it per hit)
-    stemmed = set(STEMMED(CJK_RUN.sub(" ", text))) if latin and not all(t.isascii() for t in terms) else set()
+    english = CJK_RUN.sub(" ", text) if latin and not all(t.isascii() for t in terms) else ""
+    stemmed = set(STEMMED(" ".join([english, *(BASE[w] for w in words if w in BASE)]))) if english else set()
     found = []
     for term in terms:
         if term.isascii():

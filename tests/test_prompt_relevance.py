@@ -91,6 +91,8 @@ def test_an_english_question_is_given_the_chinese_fact_through_the_dictionary(va
 def test_words_are_held_whole_stemmed_or_in_the_other_script():
     assert "backup" in across("备份") and "合并" in across("merge")
     assert held({"备份", "端口"}, "backups are kept on port 9000") == 2
+    # 保留 is "to keep": a past form the stemmer leaves as it is says it too
+    assert held({"备份", "保留"}, "backups are kept for 30 days") == 2 and held({"保留"}, "keeps it") == 1
     assert held({"merge", "code"}, "代码合并前要评审") == 2
     assert held({"runs"}, "ci runs on github") == 1
     assert held({"is"}, "this") == 0 and held({"run"}, "ci runs on github") == 0  # whole words only
