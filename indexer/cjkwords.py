@@ -3,8 +3,8 @@
 jieba cuts with a prefix dictionary of about 500,000 words (`FREQ`), and loading it costs every
 process that meets Chinese text 0.7 s from jieba's own cache (1.5 s without), more than the whole
 search it serves. Cutting a question looks up a few dozen of those words, so a process reads them
-from a prepared copy instead: `words-<jieba version>-<dictionary size>.sqlite` in the cache folder (`$MEMVAULT_CACHE`),
-written once on a machine by the first process that loads the whole dictionary (about 0.8 s).
+from a prepared copy instead: `words-<jieba version>-<dictionary size>-2.sqlite` in the cache folder
+(`$MEMVAULT_CACHE`), written once on a machine by the first process that loads the whole dictionary (about 0.8 s).
 
 The words and their counts are jieba's own, and the cutting is jieba's code on them (a
 `jieba.Tokenizer` given this mapping as its `FREQ`), so the tokens are identical by construction.
@@ -21,6 +21,7 @@ import sqlite3
 import sys
 import threading
 import types
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ def _store_path(jieba: Any) -> Path | None:
         size = os.path.getsize(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"))
     except OSError:
         return None
-    return load_settings().cache_dir / f"words-{jieba.__version__}-{size}.sqlite"
+    return load_settings().cache_dir / f"words-{jieba.__version__}-{size}-2.sqlite"  # (2: the layout of `write_store`)
 
 
 class StoredWords:
@@ -148,7 +149,7 @@ class StoredWords:
                 self._whole = self._load_whole()
                 self._conn.close()
                 return self._whole.get(word)
-            row = self._conn.execute("SELECT f FROM w WHERE k = ?", (word,)).fetchone()
+            row = self._conn.execute("SELECT v FROM w WHERE k = ?", (word,)).fetchone()
             self._seen[word] = found = None if row is None else row[0]
             return found
 
@@ -169,21 +170,21 @@ def _open_store(path: Path, load_whole: Any) -> StoredWords | None:
         return None
 
 
-def write_store(path: Path, freq: dict[str, int], total: int) -> None:
-    """Write the copy beside where it goes, then move it in: a reader sees a whole copy or none."""
+def write_store(path: Path, tables: Mapping[str, Iterable[tuple[str, Any]]]) -> None:
+    """Key-value tables (`k`, `v`) of a cache file, written beside where it goes, then moved in: a reader
+    sees a whole copy or none. jieba's words here, and CC-CEDICT's glosses (`memvault.search.glossary`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile  # once a machine: not in every process that cuts a question
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".words-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
     os.close(fd)
     try:
         conn = sqlite3.connect(tmp)
         try:
             conn.execute("PRAGMA journal_mode = OFF")
-            conn.execute("CREATE TABLE w (k TEXT PRIMARY KEY, f INTEGER NOT NULL) WITHOUT ROWID")
-            conn.execute("CREATE TABLE meta (k TEXT PRIMARY KEY, v) WITHOUT ROWID")
-            conn.executemany("INSERT INTO w VALUES (?, ?)", sorted(freq.items()))
-            conn.execute("INSERT INTO meta VALUES ('total', ?)", (total,))
+            for name, rows in tables.items():
+                conn.execute(f"CREATE TABLE {name} (k TEXT PRIMARY KEY, v NOT NULL) WITHOUT ROWID")
+                conn.executemany(f"INSERT INTO {name} VALUES (?, ?)", sorted(rows))
             conn.commit()
         finally:
             conn.close()
@@ -212,7 +213,7 @@ def load_tokenizer() -> Any:
     cutter.initialize()
     if path is not None:
         try:
-            write_store(path, cutter.FREQ, cutter.total)
+            write_store(path, {"w": cutter.FREQ.items(), "meta": [("total", cutter.total)]})
         except (OSError, sqlite3.Error) as exc:
             log.debug("jieba's words not copied to %s: %s", path, exc)
     return cutter

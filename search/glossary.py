@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from memvault.indexer.cjkwords import write_store
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
 from memvault.vault.cjk import CJK_RUN
 from memvault.vault.config import load_settings
@@ -131,7 +132,8 @@ def _connect() -> sqlite3.Connection | None:
     path = load_settings().cache_dir / f"glossary-{os.path.getsize(source)}.sqlite"
     if not path.is_file():
         try:
-            _write(path, *_read(source))
+            zh, en = _read(source)
+            write_store(path, {"zh": _rows(zh.items()), "en": _rows(en.items())})
         except (OSError, sqlite3.Error) as exc:
             log.debug("the glossary was not written to %s: %s", path, exc)
             return None
@@ -175,25 +177,5 @@ def _read(source: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return zh, en
 
 
-def _write(path: Path, zh: dict[str, set[str]], en: dict[str, set[str]]) -> None:
-    """Beside where it goes, then moved in: a reader sees a whole glossary or none."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        conn = sqlite3.connect(tmp)
-        try:
-            conn.execute("PRAGMA journal_mode = OFF")
-            for table, rows in (("zh", zh), ("en", en)):
-                conn.execute(f"CREATE TABLE {table} (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID")
-                conn.executemany(f"INSERT INTO {table} VALUES (?, ?)", _rows(rows.items()))
-            conn.commit()
-        finally:
-            conn.close()
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _rows(items: Iterable[tuple[str, set[str]]]) -> list[tuple[str, str]]:
-    return sorted((k, " ".join(sorted(v))) for k, v in items if v)
+    return [(k, " ".join(sorted(v))) for k, v in items if v]
