@@ -124,6 +124,11 @@ def arg(help: str, default: Any = dataclasses.MISSING) -> Any:
     return dataclasses.field(default=default, metadata={"help": help})
 
 
+def offered(cls: type[Request]) -> list[dataclasses.Field[Any]]:
+    """The request's fields a generic door offers: not those only a hand-made caller gives (`"door": False`)."""
+    return [f for f in dataclasses.fields(cls) if f.metadata.get("door", True)]  # type: ignore[arg-type]
+
+
 def summary(cls: type) -> str:
     """The first sentence of a class's docstring: a command's help line, a tool's title."""
     return " ".join((cls.__doc__ or cls.__name__).split("\n\n")[0].split()).rstrip(".")

@@ -1,6 +1,6 @@
-"""The entry commands of the `memvault` CLI: saving (`note`, `remember`), listing, correcting, and
-removing entries recoverably (`forget`, `clear`, `trash`, `restore`), in the project vault or the
-user vault (`--scope`, else the routing rule of `memvault.vault.scopes`)."""
+"""The entry commands of the `memvault` CLI made by hand: saving (`note`, `remember`), listing,
+correcting and clearing, in the project vault or the user vault (`--scope`, else the routing rule of
+`memvault.vault.scopes`); `forget`, `restore` and `trash` are table verbs (`memvault.cli.generic`)."""
 
 from __future__ import annotations
 
@@ -72,33 +72,6 @@ def cmd_list(args: argparse.Namespace, vault: Vault) -> int:
         print(json.dumps(reply.to_json(), ensure_ascii=False))
     else:
         print_entries(reply.entries, reply.tags, sys.stdout)
-    return 0
-
-
-def cmd_forget(args: argparse.Namespace, vault: Vault) -> int:
-    moved = _one(args, vault, args.what).forget(args.what, args.match, args.purge)
-    if args.purge:
-        told = f", its clause taken out of the summary of {', '.join(moved.summaries)}" if moved.summaries else ""
-        again = " (finishing the purge an earlier run was cut short in)" if moved.resumed else ""
-        print(f"purged {moved.path}:{moved.line}{again}: no copy kept, {moved.scrubbed} older copies removed (from "
-              f"the trash and the review queue){told}, none left in the index")  # fmt: skip
-        if moved.elsewhere:
-            print(f"memvault: the same text is still in {', '.join(moved.elsewhere)}", file=sys.stderr)
-        return 0
-    told = f"; its clause struck in the summary of {', '.join(moved.summaries)}" if moved.summaries else ""
-    print(f"forgot {moved.path}:{moved.line}; it is in the trash as {moved.id} (memvault restore {moved.id}){told}")
-    return 0
-
-
-def cmd_restore(args: argparse.Namespace, vault: Vault) -> int:
-    moved = _one(args, vault).restore(args.id)
-    if moved.count > 1:
-        how = "each where it was" if moved.exact else "some at the end of their section (their note changed)"
-        print(f"restored {moved.count} entries of batch {moved.id}, {how}")
-        return 0
-    where = f"{moved.path}:{moved.line}" if moved.exact else f"the end of its section in {moved.path} (it changed)"
-    told = f"; the summary of {', '.join(moved.summaries)} tells it again" if moved.summaries else ""
-    print(f"restored {moved.id} to {where}{told}")
     return 0
 
 
@@ -182,12 +155,6 @@ def add_commands(add: Add) -> None:
     p.add_argument("--importance", type=int, choices=range(1, 6), metavar="1-5",
                    help="only the entries of this importance or more ([importance:: N])")  # fmt: skip
 
-    p = add("forget", cmd_forget, "move one entry to the trash: by KEY, ID, PATH:LINE or --match TEXT")
-    p.add_argument("what", nargs="?", help="the entry's key, its id (a hit's entry_id), or PATH:LINE / PATH#L5-L7")
-    p.add_argument("--match", help="a piece of the entry's text (refused when more than one entry holds it)")
-    p.add_argument("--purge", action="store_true", help="for a secret: keep no copy, in the trash or the index")
-    p.add_argument("--scope", choices=SCOPES, help=ONE_SCOPE)
-
     p = add("correct", cmd_correct, "correct an entry: the new text goes to today's note, the old is marked superseded")
     p.add_argument(
         "args", nargs="*", metavar="OLD NEW_TEXT", help="the old entry (KEY, ID or PATH:LINE), then the new text"
@@ -201,8 +168,4 @@ def add_commands(add: Add) -> None:
     scope.add_argument("--section", help="a MEMORY.md section: its entries go, its heading stays")
     scope.add_argument("--all", action="store_true", help="every entry of every note (headings stay)")
     p.add_argument("--yes", action="store_true", help="do it without asking (else a typed confirmation)")
-    p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")
-
-    p = add("restore", cmd_restore, "put a forgotten entry back where it was, or a whole cleared batch")
-    p.add_argument("id", help="its trash id, or the batch id a clear printed (see memvault trash)")
     p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")

@@ -14,16 +14,18 @@ from typing import Any
 
 from memvault.api import Vault
 from memvault.cli.common import Add
-from memvault.protocol import Request
+from memvault.protocol import Request, offered
 
 
 def cmd_verb(request_type: type[Request], args: argparse.Namespace, vault: Vault) -> int:
     from memvault.scopes import Scopes
+    from memvault.verbs import VERBS
 
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(request_type)}  # type: ignore[arg-type]
+    given = {f.name: getattr(args, f.name) for f in offered(request_type)}
     request = request_type(**{k: v for k, v in given.items() if v is not None})
+    route = VERBS[request_type.op].route
     with Scopes(vault) as scopes:
-        reply = scopes.one(args.scope)[1].run(request)
+        reply = scopes.one(args.scope, getattr(request, route) if route else None)[1].run(request)
     for line in reply.notes():
         print(f"memvault: {line}", file=sys.stderr)
     said = json.dumps(reply.to_json(), ensure_ascii=False, default=str) if args.json else reply.human()
@@ -54,14 +56,16 @@ def add_generic_commands(add: Add, only: str | None = None) -> None:
     """The commands of the verbs served by translation; `only`: that one alone (its module alone imported)."""
     from memvault.protocol import summary
     from memvault.vault.scopes import SCOPES
-    from memvault.verbs import served_by, verb
+    from memvault.verbs import VERBS, served_by, verb
 
     for op in [only] if only else served_by("cli"):
         request_type, _ = verb(op)
         help_text = summary(request_type)
         p = add(op, partial(cmd_verb, request_type), help_text[:1].lower() + help_text[1:])
         hints = typing.get_type_hints(request_type)
-        for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
+        for f in offered(request_type):
             _add_field(p, f, hints[f.name])
         p.add_argument("--json", action="store_true", help="the reply as one JSON object")
-        p.add_argument("--scope", choices=SCOPES, help="the project vault (default) or the user vault")
+        said = ("the project vault or the user vault (default: the one holding the key, else user for a user_ key)"
+                if VERBS[op].route else "the project vault (default) or the user vault")  # fmt: skip
+        p.add_argument("--scope", choices=SCOPES, help=said)

@@ -17,13 +17,13 @@ from memvault.cli.common import Formatter, Handler, common_options, server_optio
 # the module under memvault.cli whose `add_commands` adds each hand-made command, in the order
 # `--help` lists them; the other commands are the verbs `memvault.verbs.VERBS` serves to the CLI
 # by translation (`memvault.cli.generic`). A command is made by hand where it does more than
-# translate: a file or stdin read (note, remember, import, extract, summary), an entry named by
-# KEY, ID or PLACE in the vault that holds it (forget, correct, restore), a confirmation asked for
+# translate: a file or stdin read (note, remember, import, extract, summary), an entry and its new
+# text given as one list of words (correct), a confirmation asked for
 # (clear, retention), both vaults merged (list, search, status), what no verb is (init, show,
 # rewrite, daemon, mcp, hooks, ui), or a run answered before the library loads (index, search)
 AREAS: dict[str, tuple[str, ...]] = {
     "notes": ("init", "show", "rewrite"),
-    "entries": ("note", "remember", "list", "forget", "correct", "clear", "restore"),
+    "entries": ("note", "remember", "list", "correct", "clear"),
     "days": ("summary", "retention"),
     "extract": ("extract",),
     "exchange": ("import", "export"),

@@ -114,17 +114,21 @@ class MemoryTools:
         import dataclasses
         import typing
 
-        from memvault.verbs import verb
+        from memvault.protocol import offered
+        from memvault.verbs import VERBS, verb
 
         request_type, _ = verb(op)
 
+        route = VERBS[op].route
+
         def tool(scope: Scope = "project", **given: Any) -> dict[str, Any]:
             request = request_type(**{k: v for k, v in given.items() if v is not None})
-            return self._run(lambda: self.scopes.one(scope)[1].run(request).to_json())
+            key = getattr(request, route) if route else None
+            return self._run(lambda: self.scopes.one(scope, key)[1].run(request).to_json())
 
         hints = typing.get_type_hints(request_type)
         params = [inspect.Parameter("scope", inspect.Parameter.KEYWORD_ONLY, default="project", annotation=Scope)]
-        for f in dataclasses.fields(request_type):  # type: ignore[arg-type]
+        for f in offered(request_type):
             default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
             bounds = {k: f.metadata[k] for k in ("ge", "le") if k in f.metadata}  # a number's range, as declared
             # (a type built at run time from the request's field: what mypy cannot read, the SDK does)

@@ -17,12 +17,14 @@ from memvault.vault.errors import UsageError
 
 
 class Verb(NamedTuple):
-    """A verb's line: where its function is ("module.function" in this package), and the front doors
-    that serve it by translating its request's fields (`memvault.cli.generic`, `memvault.mcp.tools`);
-    the others have hand-made commands and tools there."""
+    """A verb's line: where its function is ("module.function" in this package), the front doors
+    that serve it by translating its request's fields (`memvault.cli.generic`, `memvault.mcp.tools`;
+    the others have hand-made commands and tools there), and the field, if any, whose key sends it to
+    the vault that holds that key."""
 
     where: str
     doors: tuple[str, ...] = ()
+    route: str | None = None  # the request field whose key picks the vault (`memvault.scopes.Scopes.one`)
 
 
 BOTH = ("cli", "mcp")
@@ -32,7 +34,8 @@ VERBS: dict[str, Verb] = {
     "search": Verb("query.search"), "context": Verb("context.context"),
     "note": Verb("notes.note"), "remember": Verb("notes.remember"), "get": Verb("notes.get"),
     "sections": Verb("notes.sections", BOTH),
-    "list": Verb("entries.list_entries"), "forget": Verb("entries.forget"), "restore": Verb("entries.restore"),
+    "list": Verb("entries.list_entries"), "forget": Verb("entries.forget", ("cli",), route="key"),
+    "restore": Verb("entries.restore", ("cli",)),
     "clear": Verb("entries.clear"), "trash": Verb("entries.trash", BOTH), "correct": Verb("entries.correct"),
     "overview": Verb("entries.overview"), "edit": Verb("edit.edit"),  # a person's, in the panel: no door
     "summary": Verb("days.summary"), "catalog": Verb("days.catalog", ("cli",)),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from memvault.protocol import Message, Request
+from memvault.protocol import Message, Request, arg
 from memvault.vault.correct import correct as correct_entry
 from memvault.vault.correct import correction_place
 from memvault.vault.entries import collect, entry_key
@@ -41,6 +41,39 @@ class Moved(Message):
     # daily notes whose summary told it: purged from (--purge), struck (forget), lifted (restore)
     summaries: list[str] = field(default_factory=list)
     resumed: bool = False  # forget --purge: this finished a purge an earlier run was cut short in
+
+
+@dataclass(frozen=True)
+class Forgot(Moved):
+    """What `forget` moved to the trash, or purged (`id` "": no copy kept)."""
+
+    def human(self) -> str:
+        if self.id:
+            told = f"; its clause struck in the summary of {', '.join(self.summaries)}" if self.summaries else ""
+            return f"forgot {self.path}:{self.line}; it is in the trash as {self.id} (memvault restore {self.id}){told}"
+        told = f", its clause taken out of the summary of {', '.join(self.summaries)}" if self.summaries else ""
+        again = " (finishing the purge an earlier run was cut short in)" if self.resumed else ""
+        return (f"purged {self.path}:{self.line}{again}: no copy kept, {self.scrubbed} older copies removed (from "
+                f"the trash and the review queue){told}, none left in the index")  # fmt: skip
+
+    def notes(self) -> list[str]:
+        return [f"the same text is still in {', '.join(self.elsewhere)}"] if self.elsewhere else []
+
+
+@dataclass(frozen=True)
+class Restored(Moved):
+    """What `restore` put back: one entry, or a cleared batch of `count`."""
+
+    def human(self) -> str:
+        if self.count > 1:
+            how = "each where it was" if self.exact else "some at the end of their section (their note changed)"
+            return f"restored {self.count} entries of batch {self.id}, {how}"
+        where = f"{self.path}:{self.line}" if self.exact else f"the end of its section in {self.path} (it changed)"
+        told = f"; the summary of {', '.join(self.summaries)} tells it again" if self.summaries else ""
+        return f"restored {self.id} to {where}{told}"
+
+
+M = TypeVar("M", bound=Moved)
 
 
 @dataclass(frozen=True)
@@ -109,14 +142,18 @@ class ListEntries(Request, op="list", reply=Listed):
 
 
 @dataclass(frozen=True)
-class Forget(Request, op="forget", reply=Moved, writes=True):
-    """One entry by `key` (or its id, or a place: `PATH:LINE`, `PATH#L5-L7`) or by a piece of its text (`match`);
-    `purge` keeps no copy in the trash or the index."""
+class Forget(Request, op="forget", reply=Forgot, writes=True):
+    """Move one entry to the trash: by KEY, ID, PATH:LINE or --match TEXT.
 
-    key: str | None = None
-    match: str | None = None
-    purge: bool = False
-    version: str | None = None  # the exact text read (`vault.forget.entry_version`): refused if changed since
+    `key` names it by its key, its id or its place (`PATH:LINE`, `PATH#L5-L7`), `match` by a piece of its
+    text; `purge` keeps no copy in the trash or the index."""
+
+    key: str | None = field(default=None, metadata={"positional": True, "help": "the entry's key, its id (a "
+                            "hit's entry_id), or PATH:LINE / PATH#L5-L7"})  # fmt: skip
+    match: str | None = arg("a piece of the entry's text (refused when more than one entry holds it)", None)
+    purge: bool = arg("for a secret: keep no copy, in the trash or the index", False)
+    # the exact text a person read (`vault.forget.entry_version`), refused if changed since: the panel's
+    version: str | None = field(default=None, metadata={"door": False})
 
     def check(self) -> None:
         check_selector(self.key, self.match)
@@ -125,8 +162,10 @@ class Forget(Request, op="forget", reply=Moved, writes=True):
 
 
 @dataclass(frozen=True)
-class Restore(Request, op="restore", reply=Moved, writes=True):
-    id: str
+class Restore(Request, op="restore", reply=Restored, writes=True):
+    """Put a forgotten entry back where it was, or a whole cleared batch."""
+
+    id: str = arg("its trash id, or the batch id a clear printed (see memvault trash)")
 
 
 @dataclass(frozen=True)
@@ -214,13 +253,13 @@ def list_entries(rt: EntryRuntime, request: ListEntries) -> Listed:
     return Listed(rows, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
 
 
-def forget(rt: EntryRuntime, request: Forget) -> Moved:
+def forget(rt: EntryRuntime, request: Forget) -> Forgot:
     if request.purge:
         return _purge(rt, request)
-    return _moved(rt, forget_entry(rt.layout, request.key, request.match, request.version))
+    return _moved(rt, forget_entry(rt.layout, request.key, request.match, request.version), Forgot)
 
 
-def _purge(rt: EntryRuntime, request: Forget) -> Moved:
+def _purge(rt: EntryRuntime, request: Forget) -> Forgot:
     """A purge cut short (killed midway) is finished first, by any purge; when it is the one asked
     for again, its entry is gone from the note and finishing it is the answer (vault.purge)."""
     from memvault.vault.purge import done, purge, resume
@@ -238,25 +277,25 @@ def _purge(rt: EntryRuntime, request: Forget) -> Moved:
     else:
         rt.purge(list(purged.paths))
         done(rt.layout)
-    return Moved(purged.path, purged.line, "", indexed=True, scrubbed=purged.scrubbed,
+    return Forgot(purged.path, purged.line, "", indexed=True, scrubbed=purged.scrubbed,
                  elsewhere=list(purged.elsewhere), summaries=list(purged.summaries),
                  resumed=purged.resumed)  # fmt: skip
 
 
-def restore(rt: EntryRuntime, request: Restore) -> Moved:
+def restore(rt: EntryRuntime, request: Restore) -> Restored:
     moved = restore_entry(rt.layout, request.id)
     if len(moved) == 1:
-        return _moved(rt, moved[0])
+        return _moved(rt, moved[0], Restored)
     paths = list(dict.fromkeys(rt.layout.relative(m.path) for m in moved))
     days = list(moved[0].summaries)
-    return Moved(paths[0], moved[0].line, request.id, all(m.exact for m in moved),
+    return Restored(paths[0], moved[0].line, request.id, all(m.exact for m in moved),
                  rt.written(list(dict.fromkeys(paths + days))), len(moved), summaries=days)  # fmt: skip
 
 
-def _moved(rt: EntryRuntime, moved: MovedEntry) -> Moved:
+def _moved(rt: EntryRuntime, moved: MovedEntry, reply: type[M]) -> M:
     rel = rt.layout.relative(moved.path)
     days = list(moved.summaries)
-    return Moved(rel, moved.line, moved.id, moved.exact, rt.written(list(dict.fromkeys([rel, *days]))), summaries=days)
+    return reply(rel, moved.line, moved.id, moved.exact, rt.written(list(dict.fromkeys([rel, *days]))), summaries=days)
 
 
 def clear(rt: EntryRuntime, request: Clear) -> Cleared:
