@@ -12,10 +12,15 @@ date words give the range from the earliest to the latest. Pure functions, no in
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memvault.indexer.filters import FilterSpec
 
 MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
@@ -191,3 +196,11 @@ def read_dates(query: str, today: dt.date | None = None) -> DateWords | None:
     if not spans:
         return None
     return DateWords(min(s for s, _ in spans), max(e for _, e in spans), tuple(w for _, w in sorted(words)))
+
+
+def narrowed(filters: FilterSpec, words: DateWords | None, dates: dict[str, Any] | None) -> FilterSpec | None:
+    """The filter the retrievers and the corrections obey: a query's own, narrowed to the range its date
+    words name when they act as a filter (`dates["applied"]`); None when it filters nothing."""
+    if words is not None and dates is not None and dates["applied"] == "filter":
+        filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
+    return None if filters.is_empty() else filters

@@ -25,12 +25,12 @@ from memvault.indexer.rows import ChunkRow
 from memvault.indexer.tokenizer import tokenize
 from memvault.indexer.vectors import StoreError
 from memvault.search.corrections import follow_corrections
-from memvault.search.dates import DateWords, read_dates
+from memvault.search.dates import DateWords, narrowed, read_dates
 from memvault.search.fallback import substring_search
 from memvault.search.fresh import AsIndexed, Freshness
 from memvault.search.fusion import NEAR_TOP, RRF_K, Fused, above_floor, cap_per_doc, convex, first_near, leads, rrf
 from memvault.search.hits import Hit, SearchResult, about_unit
-from memvault.search.join import JOIN_POOL, Place, answers_beside, content_words, join_runs, joinable, run_text
+from memvault.search.join import JOIN_POOL, Place, answers_beside, content_words, join_runs, row_place, run_text
 from memvault.search.option_table import DATES_AUTO
 from memvault.search.options import SearchOptions
 from memvault.search.snippet import SNIPPET_LINES, make_snippet, match_terms
@@ -162,7 +162,7 @@ class Searcher:
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
         words, dates = self._date_words(asked.text, opts)
-        flt = _filter(opts, words, dates)
+        flt = narrowed(opts.filters, words, dates)
         found = self._retrieve(asked, tokens, opts, depth, flt)
         if found.fallback is not None:
             return self._substring(asked, opts, found.fallback)
@@ -205,6 +205,10 @@ class Searcher:
                 if opts.mode == "hybrid":  # across scripts in the fusion; `--mode vector` is the model's own ranking
                     dense = dense_top(self.index, vector, asked.script, depth, flt)
                     ranked["vector"], floor = dense.ranked, dense.floor
+                    if opts.w_translated and "bm25" in ranked:
+                        from memvault.search.translation import translated_top
+
+                        ranked["translated"] = translated_top(self.index, asked.script, tokens, depth, flt)
                 else:
                     ranked["vector"] = self.index.vector_top(vector, depth, flt)
             except (EmbedderError, StoreError) as exc:
@@ -222,11 +226,13 @@ class Searcher:
         """One ranked list, and what it came from: with both retrievers, "hybrid", their lists fused
         as the options say (search.fusion), the dense weight scaled by the share of chunks embedded so
         far; with one, its own list in its own order, its score as the fused score."""
-        if len(found.ranked) == 2:
+        if "vector" in found.ranked and "bm25" in found.ranked:
+            from memvault.search.translation import lift
+
+            lists = {k: found.ranked[k] for k in ("vector", "bm25")}
             weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
-            if opts.fusion == "rrf":
-                return "hybrid", rrf(found.ranked, weights, opts.rrf_k)
-            return "hybrid", convex(found.ranked, weights, opts.fusion)
+            fused = rrf(lists, weights, opts.rrf_k) if opts.fusion == "rrf" else convex(lists, weights, opts.fusion)
+            return "hybrid", lift(fused, found.ranked.get("translated", []), opts.w_translated, opts.fusion)
         source, items = next(iter(found.ranked.items()))
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 
@@ -234,7 +240,7 @@ class Searcher:
     def _first(own: str, fused: list[Fused], found: _Retrieved, payloads: dict[str, Any]) -> list[Fused]:
         """With both retrievers, the first place goes to a candidate one of them ranked first in the
         query's own script (`search.fusion.first_near`); the date boost and decay may still move it."""
-        if len(found.ranked) < 2:
+        if "vector" not in found.ranked or "bm25" not in found.ranked:
             return fused
         dense = [cid for cid, _ in found.ranked["vector"] if payloads.get(cid, {}).get("script", own) == own]
         near = {cid for cid, _ in found.ranked["bm25"][:NEAR_TOP]} | set(dense[:NEAR_TOP])
@@ -340,7 +346,7 @@ class Searcher:
             step = order[read : max(read + opts.limit, JOIN_POOL)]
             new = fresh.check(self.index.chunk_rows(step))
             rows.update(new)
-            places.update((cid, _place(row)) for cid, row in new.items())
+            places.update((cid, row_place(row)) for cid, row in new.items())
             read += len(step)
             runs = join_runs(order[:read], places, answering)
             keep = cap_per_doc(((i, r.path) for i, r in enumerate(runs)), opts.per_doc, opts.limit)
@@ -382,18 +388,3 @@ class _Retrieved:
     share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
     floor: dict[str, float] = dataclasses.field(default_factory=dict)  # the floor's cosine where it differs
-
-
-def _place(row: ChunkRow) -> Place:
-    p = row.payload
-    return Place(row.path, row.heading, row.start_line, row.end_line,
-                 joinable(p.get("unit", "text"), p.get("superseded"), p.get("corrects")))  # fmt: skip
-
-
-def _filter(opts: SearchOptions, words: DateWords | None, dates: dict[str, Any] | None) -> FilterSpec | None:
-    """The filter the retrievers and the corrections obey: the options' own, narrowed to the range the
-    query's date words name when they act as a filter; None when it filters nothing."""
-    filters = opts.filters
-    if words is not None and dates is not None and dates["applied"] == "filter":
-        filters = dataclasses.replace(filters, date_from=words.start, date_to=words.end)
-    return None if filters.is_empty() else filters

@@ -24,6 +24,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from memvault.indexer.cjkwords import write_store
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
@@ -32,6 +33,7 @@ from memvault.vault.config import load_settings
 from memvault.vault.logger import log
 
 SENSES = 2  # a word's first senses: the later ones are rarer and say other things (用: "to use", then "to eat")
+RANKED_SENSES, RANKED = 3, 10  # `in_chinese`: the senses read, the words kept per English word
 _NOT_A_SENSE = re.compile(
     r"^(CL:|surname |variant of|old variant|see |abbr\. for|used in |also written|Japanese variant|erhua variant"
     r"|pr\. |\(bound form\)|\(old\)|\(dialect\)|\(literary\))"
@@ -56,26 +58,36 @@ BASE = {form: forms.split(":")[0] for forms in _FORMS.split() for form in forms.
 _lock = threading.Lock()
 _store: sqlite3.Connection | None = None
 _tried = False  # once a process: no dictionary or no cache is no glossary, not a retry per word
-_seen: dict[str, frozenset[str]] = {}
+_seen: dict[tuple[str, str], list[str]] = {}
 SEEN_MOST = 50_000
 
 
 def across(word: str) -> frozenset[str]:
     """What says `word` in the other script: stemmed English words for a Chinese word, Chinese words
     for an English one (lower-cased, as a query's terms are). Empty when the dictionary knows none."""
-    if word in _seen:
-        return _seen[word]
+    if word.isascii():
+        return frozenset(_look("en", next(iter(STEMMED(word)), "")))
+    return frozenset(_look("zh", word))
+
+
+def in_chinese(stem: str) -> list[str]:
+    """The Chinese words that say an English `stem` (as the index stems it), the likeliest first: a
+    sense of that one word before one of two, then the words jieba counts more often (`RANKED` at most)."""
+    return _look("ranked", stem)
+
+
+def _look(table: str, key: str) -> list[str]:
+    if (table, key) in _seen:
+        return _seen[(table, key)]
     store = _open()
-    found: frozenset[str] = frozenset()
-    if store:
-        key = word if not word.isascii() else next(iter(STEMMED(word)), "")
-        table = "zh" if not word.isascii() else "en"
+    found: list[str] = []
+    if store and key:
         with _lock:
-            row = store.execute(f"SELECT v FROM {table} WHERE k = ?", (key,)).fetchone() if key else None
-        found = frozenset(row[0].split(" ")) if row else frozenset()
+            row = store.execute(f"SELECT v FROM {table} WHERE k = ?", (key,)).fetchone()
+        found = row[0].split(" ") if row else []
     if len(_seen) > SEEN_MOST:  # a daemon asked for years: its queries' words, not without end
         _seen.clear()
-    _seen[word] = found
+    _seen[(table, key)] = found
     return found
 
 
@@ -129,11 +141,11 @@ def _connect() -> sqlite3.Connection | None:
     source = _source()
     if source is None:
         return None
-    path = load_settings().cache_dir / f"glossary-{os.path.getsize(source)}.sqlite"
+    path = load_settings().cache_dir / f"glossary-{os.path.getsize(source)}-2.sqlite"  # (2: with `ranked`)
     if not path.is_file():
         try:
-            zh, en = _read(source)
-            write_store(path, {"zh": _rows(zh.items()), "en": _rows(en.items())})
+            zh, en, ranked = _read(source, _jieba_counts())
+            write_store(path, {"zh": _rows(zh), "en": _rows(en), "ranked": _rows(ranked)})
         except (OSError, sqlite3.Error) as exc:
             log.debug("the glossary was not written to %s: %s", path, exc)
             return None
@@ -143,8 +155,24 @@ def _connect() -> sqlite3.Connection | None:
         return None
 
 
+def _jieba_counts() -> dict[str, int]:
+    """How often jieba's dictionary counts each word: a Chinese word jieba does not know is not cut from a
+    note, so no query is given it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or spec.origin is None:
+        return {}
+    counts = {}
+    with open(Path(spec.origin).parent / "dict.txt", encoding="utf-8") as lines:
+        for line in lines:
+            word, count, *_ = (*line.split(), "0")
+            counts[word] = int(count) if count.isdigit() else 0
+    return counts
+
+
 def _senses(glosses: str) -> list[list[str]]:
-    """A line's first senses, each as its stemmed English content words."""
+    """A line's first senses (`RANKED_SENSES`), each as its stemmed English content words."""
     out = []
     for sense in glosses.strip("/").split("/"):
         if _NOT_A_SENSE.match(sense):
@@ -152,14 +180,15 @@ def _senses(glosses: str) -> list[list[str]]:
         words = [t for t in STEMMED(_ASIDE.sub(" ", sense)) if t.isascii() and t.isalpha()]
         if words:
             out.append(words)
-        if len(out) == SENSES:
+        if len(out) == RANKED_SENSES:
             break
     return out
 
 
-def _read(source: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+def _read(source: Path, counts: dict[str, int]) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, list]]:
     zh: dict[str, set[str]] = defaultdict(set)
     en: dict[str, set[str]] = defaultdict(set)
+    best: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
     with gzip.open(source, "rt", encoding="utf-8") as lines:
         for line in lines:
             if line.startswith("#") or "/" not in line:
@@ -169,13 +198,21 @@ def _read(source: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
             if len(names) != 2:
                 continue
             word = names[1]  # the simplified form: what a vault's Chinese is written in
-            for sense in _senses("/" + glosses.strip()):
-                zh[word].update(sense)
-                if len(sense) <= 2 and len(word) >= 2:  # a single character says too many things
-                    for stem in sense:
+            for n, sense in enumerate(_senses("/" + glosses.strip())):
+                if n < SENSES:
+                    zh[word].update(sense)
+                if len(sense) > 2 or len(word) < 2:  # a single character says too many things
+                    continue
+                for stem in sense:
+                    if n < SENSES:
                         en[stem].add(word)
-    return zh, en
+                    if word in counts:
+                        rank = (len(sense), -counts[word])
+                        best[stem][word] = min(best[stem].get(word, rank), rank)
+    ranked = {stem: sorted(words, key=lambda w: (words[w], w))[:RANKED] for stem, words in best.items()}
+    return zh, en, ranked
 
 
-def _rows(items: Iterable[tuple[str, set[str]]]) -> list[tuple[str, str]]:
-    return [(k, " ".join(sorted(v))) for k, v in items if v]
+def _rows(table: dict[str, Any]) -> list[tuple[str, str]]:
+    """A table's rows: a set's words in their order, a list's as it ranks them."""
+    return [(k, " ".join(v if isinstance(v, list) else sorted(v))) for k, v in table.items() if v]

@@ -23,10 +23,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.indexer.stopwords import STOP_WORDS
 from memvault.vault.entries import entries_in, entry_id
+
+if TYPE_CHECKING:
+    from memvault.indexer.rows import ChunkRow
 
 JOIN_POOL = 50  # a neighbour joins only from the first this many candidates
 JOIN_GAP = 2  # lines between two entries of one hit (read as its context)
@@ -49,6 +52,13 @@ class Place(NamedTuple):
 
 def joinable(unit: str, superseded: object, corrects: object) -> bool:
     return unit == "entry" and not superseded and not corrects
+
+
+def row_place(row: ChunkRow) -> Place:
+    """A candidate's place as its index row gives it."""
+    p = row.payload
+    return Place(row.path, row.heading, row.start_line, row.end_line,
+                 joinable(p.get("unit", "text"), p.get("superseded"), p.get("corrects")))  # fmt: skip
 
 
 def content_words(terms: Sequence[str]) -> frozenset[str]:

@@ -62,6 +62,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("rrf_k", int, RRF_K, "the k of reciprocal rank fusion", minimum=0),
     Option("w_vector", float, WEIGHTS["vector"], "weight of the dense ranking", minimum=0),
     Option("w_bm25", float, WEIGHTS["bm25"], "weight of the BM25 ranking", minimum=0),
+    Option("w_translated", float, WEIGHTS["translated"], "weight of BM25 on the query's words said in the other "
+           "script (CC-CEDICT), added to the dense candidates it finds (0: none)", minimum=0),
     Option("from", str, None, "notes dated on or after YYYY-MM-DD", field="date_from"),
     Option("to", str, None, "notes dated on or before YYYY-MM-DD", field="date_to"),
     Option("kind", str, None, "daily, memory, conversation (what a conversation said) or other (repeatable)", KINDS,

@@ -32,6 +32,7 @@ class SearchOptions:
     rrf_k: int = DEFAULTS["rrf_k"]
     w_vector: float = DEFAULTS["w_vector"]
     w_bm25: float = DEFAULTS["w_bm25"]
+    w_translated: float = DEFAULTS["w_translated"]  # the other script's words' lift (search.translation)
     date_from: dt.date | None = None
     date_to: dt.date | None = None
     kind: tuple[str, ...] = ()

@@ -32,7 +32,7 @@ MAX_HITS = 50
 # the search engine's own knobs: how retrievers are fused and weighed, how deep each looks, a raw score
 # cut. They are for the CLI and the benchmarks, which measure them; an agent has `min_similarity` and
 # `mode` for what they would be asked to do, and a schema without them leaves it fewer ways to go wrong
-ENGINE = frozenset({"threshold", "depth", "fusion", "rrf_k", "w_vector", "w_bm25"})
+ENGINE = frozenset({"threshold", "depth", "fusion", "rrf_k", "w_vector", "w_bm25", "w_translated"})
 MAX_ENTRIES = 200
 Scope = Literal["project", "user"]
 ReadScope = Literal["all", "project", "user"]
