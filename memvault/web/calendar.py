@@ -107,7 +107,7 @@ def months(summaries: Mapping[str, str], counts: Mapping[str, int], today: dt.da
         grid: list[list[Day | None]] = [
             [None if d is None else _day(d, summaries, counts, d in noted, today) for d in week]
             for week in weeks(first.year, first.month)
-        ]  # fmt: skip
+        ]
         told = [d for week in grid for d in week if d is not None and d.summary]
         out.append(Month(first, grid, told))
     return out
