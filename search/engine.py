@@ -157,7 +157,7 @@ class Searcher:
 
     def _indexed(self, asked: Asked, tokens: list[str], opts: SearchOptions) -> SearchResult:
         """A query ranked from the index, one stage a line in the order they run, each the method of that
-        name below (after `_filter`, which the date words may narrow). What a stage leaves out, no later
+        name below (after `search.dates.narrowed`, which the date words may narrow). What a stage leaves out, no later
         stage sees."""
         assert self.index is not None
         depth = opts.depth or max(DEPTH, opts.limit)
