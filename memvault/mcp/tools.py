@@ -118,7 +118,6 @@ class MemoryTools:
         from memvault.verbs import VERBS, verb
 
         request_type, _ = verb(op)
-
         route = VERBS[op].route
 
         def tool(scope: Scope = "project", **given: Any) -> dict[str, Any]:
