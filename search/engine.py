@@ -232,7 +232,7 @@ class Searcher:
             lists = {k: found.ranked[k] for k in ("vector", "bm25")}
             weights = {"vector": opts.w_vector * found.share, "bm25": opts.w_bm25}
             fused = rrf(lists, weights, opts.rrf_k) if opts.fusion == "rrf" else convex(lists, weights, opts.fusion)
-            return "hybrid", lift(fused, found.ranked.get("translated", []), opts.w_translated, opts.fusion)
+            return "hybrid", lift(fused, found.ranked.get("translated", []), opts.w_translated, opts.fusion, opts.rrf_k)
         source, items = next(iter(found.ranked.items()))
         return source, [Fused(cid, s, {source: r}, {source: s}) for r, (cid, s) in enumerate(items, start=1)]
 

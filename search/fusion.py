@@ -43,7 +43,7 @@ def rrf(
     k: int = RRF_K,
 ) -> list[Fused]:
     """Fuse ranked lists of (id, score) into `Fused` candidates, best first."""
-    return _fuse(ranked, weights, lambda w, scores: [w / (k + rank) for rank in range(1, len(scores) + 1)])
+    return _fuse(ranked, weights, lambda w, scores: terms("rrf", w, scores, k))
 
 
 def _fuse(
@@ -63,8 +63,12 @@ def _fuse(
             fused[item_id] = fused.get(item_id, 0.0) + term
             ranks.setdefault(item_id, {})[source] = rank
             scores.setdefault(item_id, {})[source] = score
-    order = sorted(fused, key=lambda i: (-fused[i], min(ranks[i].values()), i))
-    return [Fused(i, fused[i], ranks[i], scores[i]) for i in order]
+    return best_first(Fused(i, fused[i], ranks[i], scores[i]) for i in fused)
+
+
+def best_first(fused: Iterable[Fused]) -> list[Fused]:
+    """Candidates by fused score; ties go to the better rank, then the id."""
+    return sorted(fused, key=lambda f: (-f.score, min(f.ranks.values()), f.chunk_id))
 
 
 def _minmax(values: Sequence[float]) -> list[float]:
@@ -102,12 +106,20 @@ def _dbsf(values: Sequence[float]) -> list[float]:
 NORMALISE = {"minmax": _minmax, "zscore": _zscore, "dbsf": _dbsf}
 
 
+def terms(how: str, weight: float, scores: Sequence[float], k: int = RRF_K) -> list[float]:
+    """What one retriever's list adds to the fused score of each of its chunks, in its order: `weight`
+    over k plus its rank (`rrf`), or times its score normalised over the list (`NORMALISE[how]`)."""
+    if how == "rrf":
+        return [weight / (k + rank) for rank in range(1, len(scores) + 1)]
+    return [weight * v for v in NORMALISE[how](scores)]
+
+
 def convex(
     ranked: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float] = WEIGHTS, how: str = "zscore"
 ) -> list[Fused]:
     """A weighted sum of each retriever's scores, each normalised over its own list (`NORMALISE`), a
     chunk a retriever did not keep counting 0 for it; returns what `rrf` returns."""
-    return _fuse(ranked, weights, lambda w, scores: [w * v for v in NORMALISE[how](scores)])
+    return _fuse(ranked, weights, lambda w, scores: terms(how, w, scores))
 
 
 NEAR_TOP = 1  # the first place goes to what a retriever ranked first (`first_near`)

@@ -20,7 +20,7 @@ import dataclasses
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader, own_words_top
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
-from memvault.search.fusion import NORMALISE, RRF_K, Fused
+from memvault.search.fusion import RRF_K, Fused, best_first, terms
 from memvault.search.glossary import across, in_chinese, whole_words
 from memvault.vault.cjk import SCRIPTS
 
@@ -56,20 +56,21 @@ def translated_top(
     return own_words_top(index, words, depth, dataclasses.replace(flt or FilterSpec(), script=other))
 
 
-def lift(fused: list[Fused], translated: list[tuple[str, float]], weight: float, fusion: str) -> list[Fused]:
-    """The fused candidates with the translated list's weighed score added to those the dense list
-    ranked too, as the fusion scores a list (a standard score, or a reciprocal rank), best first again."""
+def lift(
+    fused: list[Fused], translated: list[tuple[str, float]], weight: float, fusion: str, k: int = RRF_K
+) -> list[Fused]:
+    """The fused candidates with the translated list's weighed term (`search.fusion.terms`: a standard
+    score, or a reciprocal rank) added to those the dense list ranked too, best first again."""
     if not translated or not weight:
         return fused
-    values = [s for _, s in translated]
-    terms = [1.0 / (RRF_K + r) for r in range(1, len(values) + 1)] if fusion == "rrf" else NORMALISE[fusion](values)
-    said = {cid: (rank, score, weight * term) for rank, ((cid, score), term) in enumerate(zip(translated, terms,
+    lifts = terms(fusion, weight, [s for _, s in translated], k)
+    said = {cid: (rank, score, lifted) for rank, ((cid, score), lifted) in enumerate(zip(translated, lifts,
             strict=True), start=1)}  # fmt: skip
     out = []
     for f in fused:
         if f.chunk_id in said and "vector" in f.ranks:
-            rank, score, term = said[f.chunk_id]
-            f = f._replace(score=f.score + term, ranks={**f.ranks, "translated": rank},
+            rank, score, lifted = said[f.chunk_id]
+            f = f._replace(score=f.score + lifted, ranks={**f.ranks, "translated": rank},
                            scores={**f.scores, "translated": score})  # fmt: skip
         out.append(f)
-    return sorted(out, key=lambda f: (-f.score, min(f.ranks.values()), f.chunk_id))
+    return best_first(out)
