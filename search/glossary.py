@@ -19,6 +19,7 @@ counts, more than a search, so the first process on a machine that needs it writ
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import re
@@ -69,8 +70,14 @@ def across(word: str) -> frozenset[str]:
     """What says `word` in the other script: stemmed English words for a Chinese word, Chinese words
     for an English one (lower-cased, as a query's terms are). Empty when the dictionary knows none."""
     if word.isascii():
-        return frozenset(_look("en", next(iter(STEMMED(word)), "")))
+        return frozenset(_look("en", _stem(word)))
     return frozenset(_look("zh", word))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem(word: str) -> str:
+    """A word as the index stems it, once a process: `held` asks `across` of each query word for each hit."""
+    return next(iter(STEMMED(word)), "")
 
 
 def in_chinese(stem: str) -> list[str]:
