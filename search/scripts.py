@@ -24,7 +24,7 @@ import numpy as np
 from memvault.indexer.embedders import script_bias
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader
-from memvault.vault.cjk import SCRIPTS
+from memvault.vault.cjk import other_script
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Dense:
 def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: FilterSpec | None) -> Dense:
     """The dense top `depth` for a query in script `own`, across scripts when the vault and the model
     call for it."""
-    other = next(s for s in SCRIPTS if s != own)
+    other = other_script(own)
     bias = script_bias(index.embedder.name, own)
     if bias is None or not index.has_script(other):
         return Dense(index.vector_top(vector, depth, flt))

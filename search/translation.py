@@ -22,7 +22,7 @@ from memvault.indexer.reading import Reader, own_words_top
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
 from memvault.search.fusion import RRF_K, Fused, best_first, terms
 from memvault.search.glossary import across, in_chinese, whole_words
-from memvault.vault.cjk import SCRIPTS
+from memvault.vault.cjk import other_script
 
 PER_WORD = 8  # the Chinese words an English word is given (XQuAD-R: 5 and 10 did no better)
 # a question's own words: the statement that answers it says none of them, in either script
@@ -47,7 +47,7 @@ def translated_top(
 ) -> list[tuple[str, float]]:
     """BM25's best `depth` of the other script's notes on the query's words said in that script; none in
     a vault of one script."""
-    other = next(s for s in SCRIPTS if s != own)
+    other = other_script(own)
     if not index.has_script(other):
         return []
     words = other_words(tokens)

@@ -89,3 +89,8 @@ def written_in(text: str) -> str:
     cjk = sum(len(run) for run in CJK_RUN.findall(text))
     words = len(_OTHER_WORD.findall(CJK_RUN.sub(" ", text)))
     return "cjk" if cjk and cjk >= words else "latin"
+
+
+def other_script(script: str) -> str:
+    """The script a vault's notes are written in that `script` is not."""
+    return next(s for s in SCRIPTS if s != script)
