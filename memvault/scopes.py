@@ -70,7 +70,7 @@ class Scopes:
         key, else the project."""
         name = route(scope, key, None)
         if scope is None and key is not None and not self.shared:
-            name = self._holding(key) or name
+            name = self._elsewhere(name, key) or name
         return self.read(name)[0] if not self.shared else ("project", self.project)
 
     def save(self, scope: str | None = None, key: str | None = None, tags: list[str] | None = None
@@ -79,7 +79,7 @@ class Scopes:
         language) by the first save routed to it."""
         name = route(scope, key, tags)
         if scope is None and key is not None and not self.shared:
-            name = self._holding(key) or name  # one key, one fact: the update goes where the fact is
+            name = self._elsewhere(name, key) or name  # one key, one fact: the update goes where the fact is
         if name == "project" or self.shared:
             return "project", self.project
         if not is_vault(self.user_layout):
@@ -89,17 +89,16 @@ class Scopes:
             self.created_user = True
         return "user", self._user_vault()
 
-    def _holding(self, key: str) -> str | None:
-        """The scope whose vault holds the current entry with `key`, if one does."""
+    def _elsewhere(self, name: str, key: str) -> str | None:
+        """The other scope than `name` (the rule's), when its vault holds the current entry with `key`.
+        The rule's own vault is not read here: the verb that writes there looks the key up as it
+        writes, so each vault is searched for a key once (a key saved in both with `--scope` is
+        updated in the one the rule does not name)."""
         from memvault.vault.entries import holding_key
 
-        vaults = [("project", self.project.layout)]
-        if is_vault(self.user_layout):
-            vaults.append(("user", self.user_layout))
-        for name, layout in vaults:
-            if holding_key(layout, key):
-                return name
-        return None
+        other = "user" if name == "project" else "project"
+        layout = self.user_layout if other == "user" else self.project.layout
+        return other if is_vault(layout) and holding_key(layout, key) else None
 
     def saved(self, request: Note | Remember, scope: str | None = None) -> Saved:
         """Run a save in the vault it routes to (`save`); the reply names that vault as its `scope`."""
