@@ -119,3 +119,19 @@ def test_a_question_sharing_two_words_with_a_note_it_does_not_ask_about_is_given
     (before, two were enough, and another conversation's LoCoMo questions were given memory more often)."""
     got = _context(vault, "which vendor sells the local SSD disks we rent per month for Nomad clients?")
     assert got["tier"] == "recent", got
+
+
+def test_software_words_are_said_as_a_developer_means_them(layout, cli):
+    """CC-CEDICT says 接口 is "interface", 构建 "to construct" and has no 限流: the API's rate limit
+    was not given to 接口限流是多少, nor the slow build to "why was the build slow?"
+    (`search/devterms.txt`)."""
+    assert "api" in across("接口") and "构建" in across("build") and "慢" in across("slow")
+    _ok(cli("init", "--lang", "en"))
+    extra = [
+        "- The public API is rate limited to 120 requests per minute per key",
+        "- 构建慢是因为每次都重新加载词典，已经改成缓存",
+    ]
+    layout.memory_md.write_text(MEMORY + "\n".join(extra) + "\n", encoding="utf-8")
+    _ok(cli("index"))
+    for prompt, marker in (("接口限流是多少？", "120 requests"), ("why was the build slow?", "重新加载词典")):
+        assert marker in _hook(cli, layout, prompt), prompt
