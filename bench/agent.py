@@ -1,6 +1,6 @@
 """`python -m bench agent [--split dev|test|all] [--quick N] [--in-process]`: what an agent is given, turn
 by turn, on a bilingual developer's vault of our own (bench/data/agent: facts in English and Chinese,
-keyed, three of them corrected; prompts that need a fact, in each language pair, and prompts that need
+keyed, seven of them corrected; prompts that need a fact, in each language pair, and prompts that need
 none). The vault is built by the real verbs into a temporary folder, its daemon started with the
 default model (or `MEMVAULT_EMBEDDER`), and every prompt goes through `memvault hook claude-code` as
 Claude Code sends it: `SessionStart` once (the stable block), then `UserPromptSubmit` each.

@@ -1,6 +1,6 @@
 """The agent benchmark's own vault and prompts (bench/data/agent) hold together: every prompt's fact
 exists, every marker names its fact alone, and the vault the verbs build from them holds each fact's
-marker with the three corrections made (the old entries marked superseded)."""
+marker with the corrections made (the old entries marked superseded)."""
 
 from __future__ import annotations
 
