@@ -190,6 +190,7 @@ class Searcher:
         assert self.index is not None
         ranked: dict[str, list[tuple[str, float]]] = {}
         floor: dict[str, float] = {}
+        own_dense: list[tuple[str, float]] | None = None
         reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
             ranked["bm25"] = own_words_top(self.index, tokens, depth, flt)  # repeated tokens count, as in rank-bm25
@@ -204,7 +205,7 @@ class Searcher:
 
                 if opts.mode == "hybrid":  # across scripts in the fusion; `--mode vector` is the model's own ranking
                     dense = dense_top(self.index, vector, asked.script, depth, flt)
-                    ranked["vector"], floor = dense.ranked, dense.floor
+                    ranked["vector"], floor, own_dense = dense.ranked, dense.floor, dense.own
                     if opts.w_translated and "bm25" in ranked:
                         from memvault.search.translation import translated_top
 
@@ -219,7 +220,7 @@ class Searcher:
             else:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
-        return _Retrieved(ranked, reason, share, floor=floor)
+        return _Retrieved(ranked, reason, share, floor=floor, own=own_dense)
 
     @staticmethod
     def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
@@ -284,7 +285,7 @@ class Searcher:
         dense = found.ranked.get("vector", [])
         if self.index.has_script(own):  # else a vault all in the other script: its notes decide
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
-        fused = leads(fused, dense, found.floor)
+        fused = leads(fused, found.own if found.own is not None else dense, found.floor)
         if opts.min_similarity is None:
             return fused, None, found.reason
         if "vector" not in found.ranked:
@@ -388,3 +389,4 @@ class _Retrieved:
     share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
     floor: dict[str, float] = dataclasses.field(default_factory=dict)  # the floor's cosine where it differs
+    own: list[tuple[str, float]] | None = None  # the query script's dense list, whole (`search.scripts.Dense`)

@@ -34,6 +34,9 @@ class Dense:
 
     ranked: list[tuple[str, float]]
     floor: dict[str, float] = dataclasses.field(default_factory=dict)
+    # the query script's own list, whole: the merged top `depth` may hold few of its notes (the other
+    # script's raised by the bias), and whether a note stands out of its script is read on its own list
+    own: list[tuple[str, float]] | None = None
 
 
 def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: FilterSpec | None) -> Dense:
@@ -50,7 +53,7 @@ def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: Filt
     scale = counts.get(own, 0) / max(1, counts.get(other, 0))  # the query script's notes per note of the other
     floor = {cid: score + bias for cid, score in theirs}
     merged = mine + [(cid, max(floor[cid], _peer(mine, rank, scale))) for rank, (cid, _) in enumerate(theirs)]
-    return Dense(sorted(merged, key=lambda item: (-item[1], item[0]))[:depth], floor)
+    return Dense(sorted(merged, key=lambda item: (-item[1], item[0]))[:depth], floor, mine)
 
 
 def _peer(mine: list[tuple[str, float]], rank: int, scale: float) -> float:

@@ -135,3 +135,20 @@ def test_software_words_are_said_as_a_developer_means_them(layout, cli):
     _ok(cli("index"))
     for prompt, marker in (("接口限流是多少？", "120 requests"), ("why was the build slow?", "重新加载词典")):
         assert marker in _hook(cli, layout, prompt), prompt
+
+
+def test_the_model_singles_out_a_note_of_its_script_however_many_of_the_other_rank_above(layout, cli):
+    """In a vault of both scripts the dense list is cut after merging them, and the other script's notes,
+    raised by the model's bias, filled it: an English prompt's English notes fell out, the first one's
+    margin over the third was never read, and "where does CI run?" was given nothing though the model
+    ranks the CI note first of the English ones by its margin (the agent set's vault, issue 44)."""
+    from bench import agent
+
+    facts, _, _ = agent.spec()
+    _ok(cli("init", "--lang", "en"))
+    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
+    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    _ok(cli("index"))
+    for prompt, marker in (("where does CI run?", "GitHub Actions"), ("when's the next sprint planning?", "Tuesday")):
+        got = _context(cli, prompt)
+        assert marker in got["recall"][0]["text"] and "singled out" in got["why"]["project"], (prompt, got["why"])
