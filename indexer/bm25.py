@@ -209,6 +209,14 @@ class BM25:
                         summed[slot] = summed.get(slot, 0.0) + score
         return summed
 
+    def held(self, terms: Sequence[str]) -> set[str]:
+        """Of these terms, the ones some document holds."""
+        return {
+            t
+            for t, df in select_in(self.db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(set(terms)))
+            if df
+        }
+
     def _postings_of(self, query: list[str]) -> int:
         found = dict(select_in(self.db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(set(query))))
         return sum(found.get(t, 0) for t in query)

@@ -38,6 +38,7 @@ class Reader(Protocol):
     def chunk_rows(self, ids: Sequence[str]) -> dict[str, ChunkRow]: ...
     def payloads(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def bm25_top(self, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]: ...
+    def unheard(self, words: Sequence[str]) -> list[str]: ...
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]: ...
     def any_dated(self, low: str, high: str) -> bool: ...
     def has_script(self, script: str) -> bool: ...
@@ -55,6 +56,7 @@ class Reads:
     embedder: Embedder
     cache: EmbedCache
     writable: bool
+    tokenizer: Tokenizer | None
     _unstored: set[str] | None
     _script_counts: tuple[tuple[int, int], dict[str, int]] | None = None  # (the manifest's stamp, counts)
 
@@ -73,6 +75,14 @@ class Reads:
     def payloads(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The filter payloads of these chunks (those still indexed)."""
         return {cid: row.payload for cid, row in self.manifest.get_chunks(ids, text=False).items()}
+
+    def unheard(self, words: Sequence[str]) -> list[str]:
+        """The words of a query no chunk holds (as BM25 reads them: each of its tokens held nowhere)."""
+        if self.tokenizer is None:
+            return []
+        tokens = {w: self.tokenizer(w) for w in words}
+        held = self.manifest.bm25.held([t for ts in tokens.values() for t in ts])
+        return [w for w, ts in tokens.items() if ts and held.isdisjoint(ts)]
 
     def bm25_top(self, tokens: list[str], k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         """The best `k` by BM25 among chunks the filter admits (filtered before the cut), ties by id."""

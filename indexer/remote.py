@@ -81,6 +81,10 @@ class RemoteIndex:
     def vector_top(self, vector: np.ndarray, k: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         return self.store.search(vector, k, flt)
 
+    def unheard(self, words: Sequence[str]) -> list[str]:
+        """None known: a server collection's term counts are not read here, so no word counts as unheard."""
+        return []
+
     # rows --------------------------------------------------------------------
     @from_server
     def _points(self, ids: Sequence[str], payload: Any = True, vectors: Any = False) -> list[Any]:

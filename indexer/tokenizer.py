@@ -114,6 +114,12 @@ PLAIN = Tokenizer()
 DEFAULT = Tokenizer("search", stop=True, stem=True)
 
 
+def dictionary_count(word: str) -> int:
+    """How often jieba's dictionary counts a Chinese word: 0 for one it does not know (a name, a new term),
+    which it cuts by its HMM."""
+    return int(_load_jieba().FREQ.get(word) or 0)
+
+
 def tokenize(text: str) -> list[str]:
     """The plain variant (jieba search mode, every word, unstemmed): what snippets and the substring fallback match."""
     return PLAIN(text)

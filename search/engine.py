@@ -170,7 +170,7 @@ class Searcher:
         payloads = self.index.payloads([f.chunk_id for f in fused])  # the rows of the candidates, never of the vault
         fused = self._first(asked.script, fused, found, payloads)
         fused = self._time(fused, opts, words if dates and dates["applied"] == "boost" else None, payloads)
-        fused, floor, reason = self._floor(asked.script, fused, found, opts, depth, payloads)
+        fused, floor, reason = self._floor(asked, fused, found, opts, depth, payloads)
         fused = self._diversify(fused, opts, payloads)
         fused = self._corrections(fused, flt, payloads)
         hits, changed = self._hits(asked, fused, opts, payloads)
@@ -267,7 +267,7 @@ class Searcher:
         return reweigh(fused, lambda cid: math.prod(f(cid) for f in factors)) if factors else fused
 
     def _floor(
-        self, own: str, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int, payloads: dict
+        self, asked: Asked, fused: list[Fused], found: _Retrieved, opts: SearchOptions, depth: int, payloads: dict
     ) -> tuple[list[Fused], dict[str, Any] | None, str | None]:
         """The candidates good enough to show, so a query nothing answers gets few hits or none rather
         than the least bad chunks: `--threshold` on the fused score, then `--min-similarity` on the
@@ -277,9 +277,11 @@ class Searcher:
         floor (CMRC 2018: every Chinese question, answerable or not, had an English chunk at 0.95;
         `python -m bench offtopic`); one passes by its cosine raised by the model's bias. While vectors
         come in, a candidate the dense list did not rank is kept (it may have no vector yet) and the
-        counts say `vectors_pending`. The first note of each script keeps its margin (`fusion.leads`).
+        counts say `vectors_pending`. The first note of each script keeps its margin (`fusion.leads`), and
+        the counts name the query's words no note holds (`unheard`: `search.recall.named`).
         Returns the candidates, the floor's counts, and the reason (no dense list to cut on, say)."""
         assert self.index is not None
+        own = asked.script
         if opts.threshold is not None:
             fused = [f for f in fused if f.score >= opts.threshold]
         dense = found.ranked.get("vector", [])
@@ -295,7 +297,8 @@ class Searcher:
         relevant = any(s >= cut for _, s in dense)
         passed = above_floor(fused, found.ranked["vector"], depth, cut, found.floor) if relevant else []
         counts = {"min_similarity": cut, "passed": len(passed), "candidates": len(fused),
-                  "lead_margins": lead_margins(self.index.embedder.name, own)}  # fmt: skip
+                  "lead_margins": lead_margins(self.index.embedder.name, own),
+                  "unheard": self.index.unheard(asked.terms)}  # fmt: skip
         if found.share < 1.0:  # chunks with no vector yet cannot be told relevant or not: not "nothing relevant"
             kept = {f.chunk_id for f in passed}
             passed = [f for f in fused if f.chunk_id in kept or "vector" not in f.scores]

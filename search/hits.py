@@ -164,6 +164,8 @@ RESULT_SCHEMA: dict[str, Any] = {
                 "candidates": {"type": "integer", "minimum": 0},
                 # while vectors are still coming in: hits the dense list could not judge are kept
                 "vectors_pending": {"type": "boolean"},
+                # the query's words no note holds (what `context` reads to tell a name the vault never saw)
+                "unheard": {"type": "array", "items": {"type": "string"}},
             },
         },
         # with --dates: the date words read, the days they name, and how they acted (boost, filter, or

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from memvault.indexer.embedders import relevance_floor
+from memvault.indexer.tokenizer import dictionary_count
+from memvault.search.dates import MONTHS, WEEKDAYS
 from memvault.search.glossary import held, whole_words
 from memvault.search.hits import Hit, SearchResult
 from memvault.search.join import content_words
@@ -29,6 +31,8 @@ WORDS_SHARE = 1 / 3
 
 
 _CLAUSES = re.compile(r"\s*[;；]\s*")
+_CAPITALIZED = re.compile(r"(?<=\s)[A-Z][A-Za-z]+")
+DATE_NAMES = frozenset(MONTHS) | frozenset(WEEKDAYS)
 
 
 def clauses_held(summary: str, words: frozenset[str]) -> str | None:
@@ -45,12 +49,26 @@ def query_words(result: SearchResult) -> frozenset[str]:
     return frozenset(content_words(result.terms) - STOP)
 
 
-def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float]) -> str | None:
+def named(query: str, unheard: Iterable[str]) -> list[str]:
+    """The words no note holds (`unheard`) that name something: a Chinese word jieba's dictionary does
+    not know (罗克鲁瓦, 北土城: a name, cut by its HMM) and a Latin word capitalized past the query's
+    first (Gina, StatefulSet), not a month or a day. A question naming what the vault never saw is
+    about something else, however many of its other words a note shares (`python -m bench offtopic`:
+    another conversation's LoCoMo questions name its people; a CMRC question its place)."""
+    capitalized = {m.group(0).lower() for m in _CAPITALIZED.finditer(query)} - DATE_NAMES
+    return [w for w in unheard if (w in capitalized if w.isascii() else len(w) > 1 and not dictionary_count(w))]
+
+
+def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float], names: Iterable[str] = ()
+            ) -> str | None:  # fmt: skip
     """Why `hit` answers the query whose content `words` and script (`own`) are given, or None.
-    `words`: one of its entries (or its text) holds enough of them (`by_words`). `model`: it is the
+    `words`: one of its entries (or its text) holds enough of them (`by_words`), unless it is in the
+    query's own script and the query `names` something no note holds (`named`). `model`: it is the
     first note of its script's dense list and stands that side's margin (`margins`, the model's
     `lead_margins`) above the third (`search.fusion.leads`)."""
     units = [e.text for e in entries_in(hit.text)] if hit.unit == "entries" else [hit.text or hit.snippet]
+    if names and written_in(one_line(hit.text)) == own:
+        words = frozenset()
     if words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
         return "words"
     margin = hit.scores.get("margin")

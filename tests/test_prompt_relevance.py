@@ -152,3 +152,21 @@ def test_the_model_singles_out_a_note_of_its_script_however_many_of_the_other_ra
     for prompt, marker in (("where does CI run?", "GitHub Actions"), ("when's the next sprint planning?", "Tuesday")):
         got = _context(cli, prompt)
         assert marker in got["recall"][0]["text"] and "singled out" in got["why"]["project"], (prompt, got["why"])
+
+
+def test_a_prompt_naming_what_no_note_holds_is_not_answered_by_its_other_words(layout, cli):
+    """Another conversation's LoCoMo questions name its people, a foreign CMRC question its place: a note
+    holding the rest of their words answered them (`python -m bench offtopic`). A name no note holds (a
+    capitalized word past the first, a Chinese word jieba's dictionary does not know) now keeps a note of
+    the prompt's script from answering by its words; the same prompt naming a name the vault holds does."""
+    _ok(cli("init", "--lang", "en"))
+    layout.memory_md.write_text(MEMORY + "- Caroline bought new racks for her clothing store\n", encoding="utf-8")
+    _ok(cli("index"))
+    for known, unknown, name in (
+        ("What did Caroline buy for her clothing store?", "What did Gina buy for her clothing store?", "gina"),
+        ("小李负责哪个客户端？", "王芳负责哪个客户端？", "王芳"),
+    ):
+        said = _context(cli, known)["why"]["project"]
+        assert said.startswith("1 hit held the query's words") and "which it names" not in said, (known, said)
+        said = _context(cli, unknown)["why"]["project"]
+        assert said.startswith("0 hits held the query's words") and f"no note holds {name}" in said, (unknown, said)

@@ -202,7 +202,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     none when no hit shows it, however many reach the floor ("run the tests" meets a crowd of notes at
     the floor): then the newest daily entries, tier `recent`, which a prompt hook does not pass on."""
     from memvault.search.options import build_options
-    from memvault.search.recall import answers, query_words
+    from memvault.search.recall import answers, named, query_words
     from memvault.vault.cjk import script_of
 
     q = query.strip()[-QUERY_CHARS:]
@@ -210,14 +210,16 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     hits = _current(rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits)
     counts = floored.floor or {}
     words, own, margins = query_words(floored), script_of(q), counts.get("lead_margins", {})
-    why = {(h.path, h.start_line): answers(h, words, own, margins) for h in hits}
+    names = named(q, counts.get("unheard", ()))
+    why = {(h.path, h.start_line): answers(h, words, own, margins, names) for h in hits}
     shown = [h for h in hits if why[(h.path, h.start_line)]]
     above = [h for h in _current(floored.hits) if not why.get((h.path, h.start_line))] if counts else []
     floor = counts.get("min_similarity")
     by_model = sum(why[(h.path, h.start_line)] == "model" for h in shown)
     said = (f"{_count(len(shown) - by_model, 'hit')} held the query's words, {_count(by_model, 'hit')} "
             f"singled out by the model; {_count(len(above), 'more hit')} reached the relevance floor"
-            + (f" (cosine {floor:.3f})" if isinstance(floor, float) else ""))  # fmt: skip
+            + (f" (cosine {floor:.3f})" if isinstance(floor, float) else "")
+            + (f"; no note holds {', '.join(names)}, which it names" if names else ""))  # fmt: skip
     if shown:
         tier = "dense" if by_model or above else "keyword"
         given = [*shown, *above][:RECALL_ITEMS]
