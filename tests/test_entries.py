@@ -301,6 +301,28 @@ def test_forget_never_guesses_and_restore_into_a_changed_note_appends_to_the_sec
     assert cli("restore", item["id"]).returncode == 2  # gone from the trash once restored
 
 
+def test_restore_refuses_an_entry_whose_key_was_saved_again_since(layout, cli):
+    """Forgotten, then saved again under its key, then restored: both came back current, and every later
+    save, forget or correct of the key was refused ("2 entries hold key"; the editor harness, rename
+    editor without the exchange). The restore is refused now, naming the entry that holds the key, and
+    the item stays in the trash until that entry is forgotten."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--key", "db-port", "The database listens on 5432").returncode == 0
+    assert cli("forget", "db-port").returncode == 0
+    (item,) = json.loads(cli("trash", "--json").stdout)["items"]
+    assert cli("remember", "--key", "db-port", "The database listens on 5433").returncode == 0
+    refused = cli("restore", item["id"])
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused
+    assert "key db-port is held by MEMORY.md:" in refused.stderr
+    listed = json.loads(cli("list", "--key", "db-port", "--json").stdout)["entries"]
+    assert [e["text"] for e in listed] == ["The database listens on 5433 [key:: db-port]"]
+    assert cli("remember", "--key", "db-port", "The database listens on 5434").returncode == 0  # one fact still
+    assert cli("forget", "db-port").returncode == 0
+    assert cli("restore", item["id"]).returncode == 0  # its key free again: it goes back
+    listed = json.loads(cli("list", "--key", "db-port", "--json").stdout)["entries"]
+    assert [e["text"] for e in listed] == ["The database listens on 5432 [key:: db-port]"]
+
+
 def _search_paths(cli, query):
     result = cli("search", "--json", "--mode", "bm25", query)
     assert result.returncode == 0, result.stderr

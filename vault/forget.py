@@ -228,6 +228,7 @@ def restore(layout: Layout, ident: str) -> list[MovedEntry]:
     its entries, each exactly where it was when nothing else changed)."""
     if is_item(layout, ident):
         item = read_trashed(layout, ident)
+        _key_free(layout, [item])
         lifted = _unstrike(layout, [item])
         return _with_days(_restore_note(layout, [item]), lifted)
     by_note: dict[str, list[Trashed]] = {}
@@ -236,8 +237,28 @@ def restore(layout: Layout, ident: str) -> list[MovedEntry]:
         by_note.setdefault(str(item.meta.get("origin")), []).append(item)
     if not by_note:
         read_trashed(layout, ident)  # the one-line error: not an id, or no such item
+    _key_free(layout, [item for items in by_note.values() for item in items])
     lifted = _unstrike(layout, [item for items in by_note.values() for item in items])
     return _with_days([moved for items in by_note.values() for moved in _restore_note(layout, items)], lifted)
+
+
+def _key_free(layout: Layout, items: list[Trashed]) -> None:
+    """Refuse, before anything is written, to put back a current entry whose key another current entry
+    holds now (saved again after the forget): one key names one fact, and two would refuse every later
+    save of it. The item stays in the trash. The same entry holding it is no other: a spare copy of an
+    entry still in place, or one a killed restore put back already, goes back as no change."""
+    from memvault.vault.entries import entries_in, holding_key, normalise
+
+    for item in items:
+        for entry in entries_in(item.body)[:1]:
+            if not entry.key or entry.superseded:
+                continue
+            now = [e for e in holding_key(layout, entry.key) if normalise(e.text) != normalise(entry.text)]
+            if now:
+                raise UsageError(
+                    f"{item.id}: key {entry.key} is held by {now[0].path}:{now[0].start_line} now; forget that "
+                    "entry first to put this one back, or leave it in the trash"
+                )
 
 
 def _unstrike(layout: Layout, items: list[Trashed]) -> list[str]:
