@@ -179,6 +179,10 @@ class Writer(threading.Thread):
         elif self.swaps and "no entry with key" in done.stderr and _current(self.layout, key) == self.model[key]:
             with self.lock:  # the rename editor's version was in place for the moment it takes to put ours back
                 self.tally.refused += 1
+        elif self.swaps and restore and "is held by" in done.stderr and _current(self.layout, key) is not None:
+            with self.lock:  # a forget that read the editor's version in that moment took an older entry of the
+                self.tally.refused += 1  # key; its restore is refused while the newer one holds the key
+            self.model[key] = _current(self.layout, key)
         else:  # the blind editor saves over what it read: a forget undone, a key doubled, are its own
             if not self.blind:
                 with self.lock:
