@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from memvault.indexer.embedders import relevance_floor
 from memvault.indexer.tokenizer import dictionary_count
@@ -51,7 +51,7 @@ def query_words(result: SearchResult) -> frozenset[str]:
 
 def named(query: str, unheard: Iterable[str]) -> list[str]:
     """The words no note holds (`unheard`) that name something: a Chinese word jieba's dictionary does
-    not know (罗克鲁瓦, 北土城: a name, cut by its HMM) and a Latin word capitalized past the query's
+    not know (王芳: a name, cut by its HMM) and a Latin word capitalized past the query's
     first (Gina, StatefulSet), not a month or a day. A question naming what the vault never saw is
     about something else, however many of its other words a note shares (`python -m bench offtopic`:
     another conversation's LoCoMo questions name its people; a CMRC question its place)."""
@@ -59,8 +59,9 @@ def named(query: str, unheard: Iterable[str]) -> list[str]:
     return [w for w in unheard if (w in capitalized if w.isascii() else len(w) > 1 and not dictionary_count(w))]
 
 
-def answers(hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float], names: Iterable[str] = ()
-            ) -> str | None:  # fmt: skip
+def answers(
+    hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float], names: Collection[str] = ()
+) -> str | None:
     """Why `hit` answers the query whose content `words` and script (`own`) are given, or None.
     `words`: one of its entries (or its text) holds enough of them (`by_words`), unless it is in the
     query's own script and the query `names` something no note holds (`named`). `model`: it is the
