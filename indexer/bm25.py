@@ -211,14 +211,14 @@ class BM25:
 
     def held(self, terms: Sequence[str]) -> set[str]:
         """Of these terms, the ones some document holds."""
-        return {
-            t
-            for t, df in select_in(self.db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(set(terms)))
-            if df
-        }
+        return {t for t, df in self._dfs(terms).items() if df}
+
+    def _dfs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many documents hold each of these terms (a term no document holds is absent)."""
+        return dict(select_in(self.db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(set(terms))))
 
     def _postings_of(self, query: list[str]) -> int:
-        found = dict(select_in(self.db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(set(query))))
+        found = self._dfs(query)
         return sum(found.get(t, 0) for t in query)
 
     def top(

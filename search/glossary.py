@@ -36,6 +36,7 @@ from typing import Any
 
 from memvault.indexer.cjkwords import write_store
 from memvault.indexer.tokenizer import DEFAULT as STEMMED
+from memvault.indexer.tokenizer import dictionary_count
 from memvault.vault.cjk import CJK_RUN
 from memvault.vault.config import load_settings
 from memvault.vault.logger import log
@@ -160,7 +161,7 @@ def _connect() -> sqlite3.Connection | None:
     path = load_settings().cache_dir / f"glossary-{sizes}-3.sqlite"  # (3: with `ranked` and `DEV_TERMS`)
     if not path.is_file():
         try:
-            zh, en, ranked = _read(source, _jieba_counts())
+            zh, en, ranked = _read(source)
             write_store(path, {"zh": _rows(zh), "en": _rows(en), "ranked": _rows(ranked)})
         except (OSError, sqlite3.Error) as exc:
             log.debug("the glossary was not written to %s: %s", path, exc)
@@ -169,22 +170,6 @@ def _connect() -> sqlite3.Connection | None:
         return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     except sqlite3.Error:
         return None
-
-
-def _jieba_counts() -> dict[str, int]:
-    """How often jieba's dictionary counts each word: a Chinese word jieba does not know is not cut from a
-    note, so no query is given it."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or spec.origin is None:
-        return {}
-    counts = {}
-    with open(Path(spec.origin).parent / "dict.txt", encoding="utf-8") as lines:
-        for parts in map(str.split, lines):
-            if len(parts) >= 2 and parts[1].isdigit():
-                counts[parts[0]] = int(parts[1])
-    return counts
 
 
 def _senses(glosses: str) -> list[list[str]]:
@@ -218,11 +203,15 @@ def _lines(source: Path) -> Iterator[tuple[str, str, bool]]:
                 yield names[1], "/" + glosses.strip(), False
 
 
-def _read(source: Path, counts: dict[str, int]) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, list]]:
+def _read(source: Path) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, list]]:
+    """The tables: a Chinese word's English stems (`zh`), an English stem's Chinese words (`en`), and
+    those ranked (`ranked`) among the words jieba's dictionary counts (one it does not know is never cut
+    from a note, so no query is given it)."""
     zh: dict[str, set[str]] = defaultdict(set)
     en: dict[str, set[str]] = defaultdict(set)
     best: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
     for word, glosses, dev in _lines(source):
+        count = 0 if dev else dictionary_count(word)
         for n, sense in enumerate(_senses(glosses)):
             if n < SENSES or dev:
                 zh[word].update(sense)
@@ -231,8 +220,8 @@ def _read(source: Path, counts: dict[str, int]) -> tuple[dict[str, set[str]], di
             for stem in sense:
                 if n < SENSES or dev:
                     en[stem].add(word)
-                if word in counts or dev:  # a software word before the dictionary's senses
-                    rank = (0, 0) if dev else (len(sense), -counts[word])
+                if count or dev:  # a software word before the dictionary's senses
+                    rank = (0, 0) if dev else (len(sense), -count)
                     best[stem][word] = min(best[stem].get(word, rank), rank)
     ranked = {stem: sorted(words, key=lambda w: (words[w], w))[:RANKED] for stem, words in best.items()}
     return zh, en, ranked

@@ -68,14 +68,14 @@ def answers(
     first note of its script's dense list and stands that side's margin (`margins`, the model's
     `lead_margins`) above the third (`search.fusion.leads`)."""
     units = [e.text for e in entries_in(hit.text)] if hit.unit == "entries" else [hit.text or hit.snippet]
-    if names and written_in(one_line(hit.text)) == own:
-        words = frozenset()
-    if words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
+    in_own = written_in(one_line(hit.text)) == own
+    by_its_words = bool(words) and not (names and in_own)  # a name no note holds: no note of its script
+    if by_its_words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
         return "words"
     margin = hit.scores.get("margin")
     if margin is None:
         return None
-    wanted = margins.get("own" if written_in(one_line(hit.text)) == own else "other")
+    wanted = margins.get("own" if in_own else "other")
     return "model" if wanted is not None and margin >= wanted else None
 
 
