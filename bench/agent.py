@@ -10,6 +10,9 @@ the prompt's block; for a corrected fact, the correction's marker. Reported per 
 - `quiet`: the share of prompts that need no memory given nothing in their block;
 - `recall` per language pair (question -> fact: en-en, en-zh, zh-zh, zh-en): the share given the fact
   (in the stable block or the prompt's block), and `recall_block` the share the prompt's block gave;
+- `precision`: of the items (one line each) the blocks of needing prompts hold, the share that is a fact
+  the prompt needs (the rest is noise an agent reads), and `items_quiet` the items given to prompts that
+  need none;
 - `chars`: characters of the prompt's block, median and p90, for needing prompts and quiet ones;
 - `superseded_alone`: blocks holding a corrected fact's old marker without its correction's;
 - `latency_ms`: the hook process end to end, median and p95, with the daemon running.
@@ -93,7 +96,10 @@ def judge(prompt: dict[str, Any], stable: str, block: str) -> dict[str, Any]:
     facts, corrections, _ = spec()
     given = stable + "\n" + block
     old_alone = [i for i, c in corrections.items() if facts[i]["marker"] in block and c["marker"] not in given]
+    items = [line for line in block.split("\n") if line.startswith("[")]  # one line an item: `[path#Lx-Ly] text`
+    needed = sum(any(_marker(i) in line for i in prompt["needs"]) for line in items)
     return {"prompt": prompt["prompt"], "pair": prompt["pair"], "split": prompt["split"], "chars": len(block),
+            "items": len(items), "items_needed": needed,
             "found": all(_marker(i) in given for i in prompt["needs"]) if prompt["needs"] else None,
             "in_block": all(_marker(i) in block for i in prompt["needs"]) if prompt["needs"] else None,
             "quiet": not block.strip(), "superseded_alone": old_alone}  # fmt: skip
@@ -121,6 +127,9 @@ def summarise(turns: list[dict[str, Any]]) -> dict[str, Any]:
         "recall_block": {
             p: round(statistics.mean(bool(t.get("in_block")) for t in needing if t["pair"] == p), 3) for p in pairs
         },
+        # of the items a needing prompt's block holds, the share that is a fact it needs: the rest is noise
+        "precision": round(sum(t["items_needed"] for t in needing) / max(1, sum(t["items"] for t in needing)), 3),
+        "items_quiet": sum(t["items"] for t in quiet),
         "chars_needing": _spread([t["chars"] for t in needing]),
         "chars_quiet": _spread([t["chars"] for t in quiet]),
         "superseded_alone": sum(bool(t["superseded_alone"]) for t in turns),
@@ -185,8 +194,8 @@ def main(argv: list[str]) -> dict[str, Any]:
 
 def table(report: dict[str, Any]) -> str:
     pairs = ("en-en", "en-zh", "zh-zh", "zh-en")
-    head = ["split", "prompts", "quiet", *pairs, "in the prompt's block", "chars (median / p90)", "superseded alone",
-            "hook ms (median / p95)"]  # fmt: skip
+    head = ["split", "prompts", "quiet", *pairs, "in the prompt's block", "items a needed fact", "chars (median / p90)",
+            "superseded alone", "hook ms (median / p95)"]  # fmt: skip
     rows = [f"agent ({report['mode']}), stable block {report['stable_chars']} chars", "",
             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
     for split in ("all", "dev", "test"):
@@ -197,8 +206,8 @@ def table(report: dict[str, Any]) -> str:
         recall += " | " + " / ".join(f"{s['recall_block'].get(p, float('nan')):.2f}" for p in pairs)
         lat = s["latency_ms"] or {}
         chars = f"{s['chars_needing']['median']} / {s['chars_needing']['p90']}"
-        rows.append(f"| {split} | {s['prompts']} | {s['quiet']} | {recall} | {chars} | {s['superseded_alone']} | "
-                    f"{lat.get('median')} / {lat.get('p95')} |")  # fmt: skip
+        rows.append(f"| {split} | {s['prompts']} | {s['quiet']} | {recall} | {s['precision']} | {chars} | "
+                    f"{s['superseded_alone']} | {lat.get('median')} / {lat.get('p95')} |")  # fmt: skip
     noisy = [t["prompt"] for t in report["turns"] if t["found"] is None and not t["quiet"]]
     missed = [t["prompt"] for t in report["turns"] if t["found"] is False]
     return "\n".join([*rows, "", f"given memory though none was needed: {noisy}", f"missed: {missed}"])

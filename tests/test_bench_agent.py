@@ -37,3 +37,19 @@ def test_the_vault_the_verbs_build_holds_every_fact(tmp_path: Path):
         if ident in corrections:
             assert any(e.get("superseded") for e in holders), ident
             assert any(corrections[ident]["marker"] in e["text"] and not e.get("superseded") for e in entries)
+
+
+def test_a_turn_counts_the_items_its_block_gives_and_those_that_are_a_needed_fact():
+    """Recall alone let a block of seven unrelated entries around the one fact pass as well as the fact
+    alone; `precision` is the share of a needing prompt's items that is a fact it needs."""
+    facts, _, prompts = agent.spec()
+    asked = next(p for p in prompts if p["needs"] and p["needs"][0] not in agent.spec()[1])
+    other = next(f for i, f in facts.items() if i not in asked["needs"])
+    fact = facts[asked["needs"][0]]
+    block = (f'<memory-context tier="keyword">\n[MEMORY.md#L5-L5] {fact["text"]}\n'
+             f'[MEMORY.md#L9-L9] {other["text"]}\n</memory-context>\n')  # fmt: skip
+    turn = agent.judge(asked, "", block)
+    assert (turn["found"], turn["items"], turn["items_needed"]) == (True, 2, 1)
+    quiet = next(p for p in prompts if not p["needs"])
+    summary = agent.summarise([turn, agent.judge(quiet, "", block)])
+    assert summary["precision"] == 0.5 and summary["items_quiet"] == 2 and summary["quiet"] == 0.0

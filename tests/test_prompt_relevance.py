@@ -170,3 +170,21 @@ def test_a_prompt_naming_what_no_note_holds_is_not_answered_by_its_other_words(l
         assert said.startswith("1 hit held the query's words") and "which it names" not in said, (known, said)
         said = _context(cli, unknown)["why"]["project"]
         assert said.startswith("0 hits held the query's words") and f"no note holds {name}" in said, (unknown, said)
+
+
+def test_a_note_of_the_other_script_is_not_given_for_reaching_the_floor(vault, layout):
+    """A note of the other script takes the cosine of its place in its half (`search.scripts`), so two or
+    three Chinese notes reached the floor beside any English answer: "where do the nightly backups go?"
+    was given the Vite build and the GPU cluster with the backups (`python -m bench agent`: 0.39 of the
+    items a needing prompt was given were a fact it needed). They are given only when they show they answer."""
+    from memvault.vault.cjk import written_in
+    from memvault.vault.entries import one_line
+
+    for prompt, fact in (
+        ("where do the nightly backups go?", "vault-archive"),
+        ("what is the staging database port?", "5433"),
+    ):
+        got = _context(vault, prompt)
+        assert got["recall"] and fact in got["recall"][0]["text"], (prompt, got["recall"])
+        assert [written_in(one_line(r["text"])) for r in got["recall"]] == ["latin"] * len(got["recall"]), got["recall"]
+    assert "显卡" in _hook(vault, layout, "显卡集群在哪个机房？")  # its own script's note still answers it
