@@ -30,6 +30,13 @@ WORDS_HELD = 2  # distinct content words of the query a hit holds to answer it b
 WORDS_SHARE = 1 / 3
 
 
+# words that answer the agent and ask nothing: a note holding "thanks", "ok" or 好的 answered the prompt
+# "thanks!" by its words (all of one), so an agent was given memory for its most common prompts
+_ACKNOWLEDGING = (
+    "ok okay yes yeah yep yup thanks thank thx ty lgtm hmm hm uh um ah oh wow np "
+    "嗯 嗯嗯 哈 哈哈 嘿 哎 唉 噢 喔 好 好的 好吧 谢谢 多谢 收到 一下"
+)
+ACKNOWLEDGING = frozenset(_ACKNOWLEDGING.split())
 _CLAUSES = re.compile(r"\s*[;；]\s*")
 _CAPITALIZED = re.compile(r"(?<=\s)[A-Z][A-Za-z]+")
 DATE_NAMES = frozenset(MONTHS) | frozenset(WEEKDAYS)
@@ -45,8 +52,8 @@ def clauses_held(summary: str, words: frozenset[str]) -> str | None:
 
 def query_words(result: SearchResult) -> frozenset[str]:
     """The words of a query that say what it is about: not its function words ("the", "is", 是, 的),
-    nor the ones that name no topic ("change", "file")."""
-    return frozenset(content_words(result.terms) - STOP)
+    nor the ones that name no topic ("change", "file"), nor an acknowledgement (`ACKNOWLEDGING`)."""
+    return frozenset(content_words(result.terms) - STOP - ACKNOWLEDGING)
 
 
 def named(query: str, unheard: Iterable[str]) -> list[str]:

@@ -188,3 +188,15 @@ def test_a_note_of_the_other_script_is_not_given_for_reaching_the_floor(vault, l
         assert got["recall"] and fact in got["recall"][0]["text"], (prompt, got["recall"])
         assert [written_in(one_line(r["text"])) for r in got["recall"]] == ["latin"] * len(got["recall"]), got["recall"]
     assert "显卡" in _hook(vault, layout, "显卡集群在哪个机房？")  # its own script's note still answers it
+
+
+def test_an_acknowledgement_is_given_nothing_though_a_note_holds_its_word(layout, cli):
+    """ "thanks!" is one word, and a note holding it held all of the prompt's words: a vault whose notes say
+    "thanks", "ok" or 好的 answered an agent's most common prompts with them."""
+    _ok(cli("init", "--lang", "en"))
+    extra = "- Thanks to the new cache, CI is ok again and takes six minutes\n- 嗯，前端的同事说好的，下周一起上线\n"
+    layout.memory_md.write_text(MEMORY + extra, encoding="utf-8")
+    _ok(cli("index"))
+    for prompt in ("thanks!", "ok", "好的", "嗯，可以"):
+        assert _hook(cli, layout, prompt).strip() == "", prompt
+    assert "six minutes" in _hook(cli, layout, "is CI ok again?")
