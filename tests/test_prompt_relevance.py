@@ -200,3 +200,17 @@ def test_an_acknowledgement_is_given_nothing_though_a_note_holds_its_word(layout
     for prompt in ("thanks!", "ok", "好的", "嗯，可以"):
         assert _hook(cli, layout, prompt).strip() == "", prompt
     assert "six minutes" in _hook(cli, layout, "is CI ok again?")
+
+
+def test_every_entry_of_memory_md_that_answers_is_given_not_three(layout, cli):
+    """An agent's facts are mostly entries of one file, and the search's cap of three hits a note kept the
+    fourth that answers from being judged: five Redis settings, in five sections of MEMORY.md (entries of
+    one section near each other are joined into one hit), gave a prompt three."""
+    _ok(cli("init", "--lang", "en"))
+    said = ["listens on port 6380", "expires keys after 3600 seconds", "caps maxmemory at 512mb",
+            "keeps persistence off in CI", "reads its password from Vault"]  # fmt: skip
+    sections = "".join(f"\n## Part {n}\n\n- The Redis config {fact}\n" for n, fact in enumerate(said))
+    layout.memory_md.write_text(MEMORY + sections, encoding="utf-8")
+    _ok(cli("index"))
+    block = _hook(cli, layout, "redis config?")
+    assert [fact for fact in said if fact not in block] == [], block

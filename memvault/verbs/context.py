@@ -56,6 +56,10 @@ QUERY_CHARS = 500
 RECALL_ITEMS = 12
 # what recall searches: not a conversation's own note (`vault.history`), which an agent asks for itself
 RECALL_KINDS = ("daily", "memory", "other")
+# no cap on the hits a note gives: an agent's facts are mostly entries of one file (MEMORY.md), and the
+# search's default of three a note kept the fourth that answers from being judged at all
+# (`python -m bench agent`: en-zh 0.850 -> 0.875, zh-zh 0.900 -> 0.925; LoCoMo `bench recall` unchanged)
+RECALL_PER_NOTE = 0
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200  # the two tags and a line or two: less holds no memory at all
 MAX_BUDGET = 20_000  # what an agent may ask for through MCP: its context is the cost
@@ -211,8 +215,10 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     from memvault.vault.entries import one_line
 
     q = query.strip()[-QUERY_CHARS:]
-    floored = rt.search(q, build_options(limit=RECALL_ITEMS, min_similarity="auto", kind=RECALL_KINDS))
-    hits = _current(rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits)
+    floored = rt.search(
+        q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, min_similarity="auto", kind=RECALL_KINDS)
+    )
+    hits = _current(rt.search(q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, kind=RECALL_KINDS)).hits)
     counts = floored.floor or {}
     words, own, margins = query_words(floored), script_of(q), counts.get("lead_margins", {})
     names = named(q, counts.get("unheard", ()))
@@ -281,7 +287,7 @@ def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: 
 
     answer.why = why
     given = {(item["path"], item["start_line"]) for item in answer.items}
-    for hit in rt.search(q, build_options(limit=RECALL_ITEMS, kind=RECALL_KINDS)).hits:
+    for hit in rt.search(q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, kind=RECALL_KINDS)).hits:
         if (hit.path, hit.start_line) in given:
             continue
         answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor, answer.tier != "recent")})
