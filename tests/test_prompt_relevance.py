@@ -187,6 +187,8 @@ def test_a_note_of_the_other_script_is_not_given_for_reaching_the_floor(vault, l
         got = _context(vault, prompt)
         assert got["recall"] and fact in got["recall"][0]["text"], (prompt, got["recall"])
         assert [written_in(one_line(r["text"])) for r in got["recall"]] == ["latin"] * len(got["recall"]), got["recall"]
+        chinese = [o["why"] for o in got["left_out"] if written_in(one_line(o["text"])) == "cjk"]
+        assert any(w.startswith("a note of the other script") for w in chinese), got["left_out"]  # --explain says why
     assert "显卡" in _hook(vault, layout, "显卡集群在哪个机房？")  # its own script's note still answers it
 
 

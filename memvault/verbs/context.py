@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.protocol import Message, Request
-from memvault.vault.entries import ITEM, clip, entries_in, escape, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, entries_in, escape, one_line, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.prompt_text import for_agent
@@ -206,13 +206,12 @@ class Recalled:
 def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     """The hybrid hits that show they answer the prompt (`search.recall.answers`: its words, in either
     script, or the note the model singles out), then the hits of the query's script whose cosine reaches
-    the relevance floor;
-    none when no hit shows it, however many reach the floor ("run the tests" meets a crowd of notes at
-    the floor): then the newest daily entries, tier `recent`, which a prompt hook does not pass on."""
+    the relevance floor; none when no hit shows it, however many reach the floor ("run the tests" meets
+    a crowd of notes at the floor): then the newest daily entries, tier `recent`, which a prompt hook
+    does not pass on."""
     from memvault.search.options import build_options
     from memvault.search.recall import answers, named, query_words
     from memvault.vault.cjk import script_of, written_in
-    from memvault.vault.entries import one_line
 
     q = query.strip()[-QUERY_CHARS:]
     floored = rt.search(
@@ -265,7 +264,9 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _not_given(hit: Hit, floor: Any, answered: bool) -> str:
+def _not_given(hit: Hit, query: str, floor: Any, answered: bool) -> str:
+    from memvault.vault.cjk import script_of, written_in
+
     if hit.about.get("superseded"):
         return "superseded: its correction is given instead"
     if not answered:
@@ -273,6 +274,8 @@ def _not_given(hit: Hit, floor: Any, answered: bool) -> str:
     cosine = hit.scores.get("vector")
     if isinstance(floor, float) and cosine is not None and cosine < floor:
         return f"below the relevance floor (cosine {cosine:.3f} < {floor:.3f})"
+    if written_in(one_line(hit.text)) != script_of(query):
+        return "a note of the other script, at the floor by its place in its half: given only when it answers"
     if hit.unit == "summary":
         return "a day's summary none of whose clauses holds the query's words"
     return "ranked below the items given"
@@ -290,7 +293,7 @@ def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: 
     for hit in rt.search(q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, kind=RECALL_KINDS)).hits:
         if (hit.path, hit.start_line) in given:
             continue
-        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, floor, answer.tier != "recent")})
+        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, q, floor, answer.tier != "recent")})
     return answer
 
 
