@@ -216,3 +216,20 @@ def test_every_entry_of_memory_md_that_answers_is_given_not_three(layout, cli):
     _ok(cli("index"))
     block = _hook(cli, layout, "redis config?")
     assert [fact for fact in said if fact not in block] == [], block
+
+
+def test_a_clause_that_answers_alone_is_asked_alone(layout, cli):
+    """ "where's our grafana again, need to look at the latency panel" is two asks; embedded whole it is
+    neither, and the Grafana note stood 0.021 above the third, short of the model's margin, so the
+    prompt was given nothing. When nothing answers the whole prompt, each clause is asked alone."""
+    from bench import agent
+
+    facts, _, _ = agent.spec()
+    _ok(cli("init", "--lang", "en"))
+    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
+    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    _ok(cli("index"))
+    got = _context(cli, "where's our grafana again, need to look at the latency panel")
+    assert got["tier"] in ("dense", "keyword") and "grafana.ops" in got["recall"][0]["text"], got.get("why")
+    assert "of its clauses answered alone" in got["why"]["project"], got["why"]
+    assert _context(cli, "ok, thanks")["tier"] == "recent"  # clauses that ask nothing answer nothing

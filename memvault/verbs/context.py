@@ -7,10 +7,9 @@
   cache keeps hitting while nothing changes; after them the latest three conversation summaries
   `extract` wrote (seed 002), then the last 30 days' summaries with their notes, newest first (seed
   004), the first to go when the budget is tight. They get at most half the budget.
-- `<memory-context>`: the recall for the query (an agent passes its last few user messages; the last
-  500 characters count), each item with its source as `path#Lstart-Lend`, leaving out the entries
-  the stable block already states (the same fact, whatever its key, tags, stamp or cut), in the rest
-  of the budget.
+- `<memory-context>`: the recall for the query (its last 500 characters), each item with its source as
+  `path#Lstart-Lend`, leaving out the entries the stable block already states (the same fact, whatever
+  its key, tags, stamp or cut), in the rest of the budget.
 
 A prompt is given the hybrid hits (ranked by fusion, which measured best) that show they answer
 it, then the notes of the query's own script whose cosine reaches the model's relevance floor for
@@ -22,9 +21,9 @@ script), as written or through the dictionary in the other script (`search.gloss
 the note the model singles out: the first of its script's dense list, standing the model's margin
 above the third (`search.recall`).
 The tier says which: `dense` when the model singled one out or hits reached the floor, `keyword`
-when the words alone did. When no hit shows it, however many reach the floor ("run the tests" meets
-a crowd of notes at one cosine), nothing is relevant: `recent`, the newest daily entries, so an
-agent that asks `context` sees what happened last; a prompt hook passes nothing on.
+when the words alone did. When no hit shows it, each clause of a prompt of two or more is asked
+alone; when none answers, however many hits reach the floor ("run the tests" meets a crowd of notes
+at one cosine), nothing is relevant: `recent`, the newest daily entries, passed on by no prompt hook.
 """
 
 from __future__ import annotations
@@ -210,7 +209,7 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
     a crowd of notes at the floor): then the newest daily entries, tier `recent`, which a prompt hook
     does not pass on."""
     from memvault.search.options import build_options
-    from memvault.search.recall import answers, named, query_words
+    from memvault.search.recall import answers, named, prompt_clauses, query_words
     from memvault.vault.cjk import script_of, written_in
 
     q = query.strip()[-QUERY_CHARS:]
@@ -237,10 +236,15 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
         pairs = enumerate(zip(given, _items(given, explain), strict=True))
         told = [_told(item, hit, words, n < len(shown)) for n, (hit, item) in pairs]
         return _explained(rt, q, Recalled(tier, [i for i in told if i]), explain, said, floor)
+    by_clause = [got for got in (recall(rt, part, explain) for part in prompt_clauses(q)) if got.tier != "recent"]
+    if by_clause:  # none answers the whole prompt; each clause is asked alone (a clause has no clauses)
+        items = list({(i["path"], i["start_line"]): i for got in by_clause for i in got.items}.values())
+        tier = "dense" if any(got.tier == "dense" for got in by_clause) else "keyword"
+        told_why = f"{said}; {len(by_clause)} of its clauses answered alone" if explain else None
+        return Recalled(tier, items[:RECALL_ITEMS], told_why)
     daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
     newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
-    # as a hit's lines are: the note's markup (a fact is the text as said, so `escape`d again), which
-    # `render` reads once
+    # as a hit's lines are, the note's markup (a fact is the text as said: `escape`d again), read by `render`
     items = [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
               "text": escape(clip(e.fact, VALUE_CHARS)), **({"found_by": "newest daily"} if explain else {})}
              for e in newest]  # fmt: skip
