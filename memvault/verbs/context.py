@@ -202,12 +202,10 @@ class Recalled:
     left_out: list[dict[str, Any]] = field(default_factory=list)
 
 
-def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
+def recall(rt: SearchRuntime, query: str, explain: bool = False, clause: bool = False) -> Recalled:
     """The hybrid hits that show they answer the prompt (`search.recall.answers`: its words, in either
-    script, or the note the model singles out), then the hits of the query's script whose cosine reaches
-    the relevance floor; none when no hit shows it, however many reach the floor ("run the tests" meets
-    a crowd of notes at the floor): then the newest daily entries, tier `recent`, which a prompt hook
-    does not pass on."""
+    script, or the note the model singles out), then the hits of the query's script at the relevance
+    floor; else what its clauses answer asked alone; else the newest daily entries, tier `recent`."""
     from memvault.search.options import build_options
     from memvault.search.recall import answers, named, prompt_clauses, query_words
     from memvault.vault.cjk import script_of, written_in
@@ -236,8 +234,11 @@ def recall(rt: SearchRuntime, query: str, explain: bool = False) -> Recalled:
         pairs = enumerate(zip(given, _items(given, explain), strict=True))
         told = [_told(item, hit, words, n < len(shown)) for n, (hit, item) in pairs]
         return _explained(rt, q, Recalled(tier, [i for i in told if i]), explain, said, floor)
-    by_clause = [got for got in (recall(rt, part, explain) for part in prompt_clauses(q)) if got.tier != "recent"]
-    if by_clause:  # none answers the whole prompt; each clause is asked alone (a clause has no clauses)
+    if clause:  # a clause that answers nothing: the newest entries are the whole prompt's to read, once
+        return Recalled("recent", [])
+    asked = (recall(rt, part, explain, clause=True) for part in prompt_clauses(q))
+    by_clause = [got for got in asked if got.tier != "recent"]
+    if by_clause:  # none answers the whole prompt; each clause is asked alone
         items = list({(i["path"], i["start_line"]): i for got in by_clause for i in got.items}.values())
         tier = "dense" if any(got.tier == "dense" for got in by_clause) else "keyword"
         told_why = f"{said}; {len(by_clause)} of its clauses answered alone" if explain else None
