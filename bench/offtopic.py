@@ -35,7 +35,8 @@ from memvault import Vault
 from memvault.indexer.embedders import DEFAULT_EMBEDDER
 from memvault.search.options import build_options
 from memvault.vault.cjk import script_of
-from memvault.verbs.context import RECALL_ITEMS, Context
+from memvault.verbs.context import Context
+from memvault.verbs.prompt_recall import RECALL_ITEMS
 from memvault.verbs.query import Search
 
 LANGS = ("en", "zh")

@@ -41,7 +41,8 @@ from bench.quality import copy_vault, index
 from memvault import Vault
 from memvault.indexer import embedders
 from memvault.search.options import build_options
-from memvault.verbs.context import QUERY_CHARS, RECALL_ITEMS, Context, Contexted, render
+from memvault.verbs.context import Context, Contexted, render
+from memvault.verbs.prompt_recall import QUERY_CHARS, RECALL_ITEMS
 from memvault.verbs.query import Search
 
 EMBEDDER = "e5-small-q4"

@@ -78,6 +78,11 @@ def named(query: str, unheard: Iterable[str]) -> list[str]:
     return [w for w in unheard if (w in capitalized if w.isascii() else len(w) > 1 and not dictionary_count(w))]
 
 
+def hit_script(hit: Hit) -> str:
+    """The script a hit is written in (`vault.cjk.written_in`), its fields and markup aside."""
+    return written_in(one_line(hit.text))
+
+
 def answers(
     hit: Hit, words: frozenset[str], own: str, margins: Mapping[str, float], names: Collection[str] = ()
 ) -> str | None:
@@ -87,7 +92,7 @@ def answers(
     first note of its script's dense list and stands that side's margin (`margins`, the model's
     `lead_margins`) above the third (`search.fusion.leads`)."""
     units = [e.text for e in entries_in(hit.text)] if hit.unit == "entries" else [hit.text or hit.snippet]
-    in_own = written_in(one_line(hit.text)) == own
+    in_own = hit_script(hit) == own
     by_its_words = bool(words) and not (names and in_own)  # a name no note holds: no note of its script
     if by_its_words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
         return "words"

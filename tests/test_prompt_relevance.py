@@ -233,3 +233,23 @@ def test_a_clause_that_answers_alone_is_asked_alone(layout, cli):
     assert got["tier"] in ("dense", "keyword") and "grafana.ops" in got["recall"][0]["text"], got.get("why")
     assert "of its clauses answered alone" in got["why"]["project"], got["why"]
     assert _context(cli, "ok, thanks")["tier"] == "recent"  # clauses that ask nothing answer nothing
+
+
+def test_the_inspector_says_why_a_clause_answers_hits_were_left_out(layout, cli):
+    """`context --explain` (the panel's inspector) showed no left-out hits for an answer its clauses gave:
+    each clause's own list was dropped. It shows the whole prompt's hits not given, each with why, and
+    gives the same items as without it."""
+    from bench import agent
+
+    facts, _, _ = agent.spec()
+    _ok(cli("init", "--lang", "en"))
+    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
+    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    _ok(cli("index"))
+    prompt = "where's our grafana again, need to look at the latency panel"
+    got = _context(cli, prompt)
+    plain = json.loads(_ok(cli("context", "--json", prompt)).stdout)
+    given = [(r["path"], r["start_line"]) for r in got["recall"]]
+    assert given == [(r["path"], r["start_line"]) for r in plain["recall"]]
+    assert got["left_out"] and not {(o["path"], o["start_line"]) for o in got["left_out"]} & set(given)
+    assert all(o["why"] and "cosine" in o for o in got["left_out"]), got["left_out"]

@@ -11,19 +11,9 @@
   `path#Lstart-Lend`, leaving out the entries the stable block already states (the same fact, whatever
   its key, tags, stamp or cut), in the rest of the budget.
 
-A prompt is given the hybrid hits (ranked by fusion, which measured best) that show they answer
-it, then the notes of the query's own script whose cosine reaches the model's relevance floor for
-it. A note of the other script reaches it by its place in its half (`search.scripts`), not by what
-it says, so it is given only when it shows it answers (`python -m bench agent`: of the items a
-needing prompt was given, 0.39 were a fact it needed, with them; 0.70 without). A hit shows
-it by holding two of the query's content words (all, of fewer; a third of them, in the query's own
-script), as written or through the dictionary in the other script (`search.glossary`), or by being
-the note the model singles out: the first of its script's dense list, standing the model's margin
-above the third (`search.recall`).
-The tier says which: `dense` when the model singled one out or hits reached the floor, `keyword`
-when the words alone did. When no hit shows it, each clause of a prompt of two or more is asked
-alone; when none answers, however many hits reach the floor ("run the tests" meets a crowd of notes
-at one cosine), nothing is relevant: `recent`, the newest daily entries, passed on by no prompt hook.
+What the recall block gives a prompt, and why, is `memvault.verbs.prompt_recall`'s: the hits that show
+they answer it, then its own script's notes at the relevance floor; else what its clauses answer
+asked alone; else nothing relevant (tier `recent`, passed on by no prompt hook).
 """
 
 from __future__ import annotations
@@ -31,34 +21,23 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memvault.protocol import Message, Request
-from memvault.vault.entries import ITEM, clip, entries_in, escape, one_line, says_same, vault_entries
+from memvault.vault.entries import ITEM, clip, says_same, vault_entries
 from memvault.vault.errors import UsageError
 from memvault.vault.paths import Layout
 from memvault.vault.prompt_text import for_agent
+from memvault.verbs.prompt_recall import VALUE_CHARS, recall
 from memvault.verbs.runtime import SearchRuntime
-
-if TYPE_CHECKING:  # the verb's side alone: a client that renders the blocks never loads them
-    from memvault.search.hits import Hit
 
 CORE_WORDS = ("preference", "decision", "constraint", "rule", "workflow", "process",
               "偏好", "决策", "约束", "规则", "流程", "习惯")  # fmt: skip
-VALUE_CHARS = 240
 STABLE_SUMMARIES = 3  # seed 002: the stable block carries up to three past conversation summaries
 SUMMARIES_TITLE = {"en": "Recent conversations", "zh": "最近的对话"}
 SUMMARY_NOTES = 30  # the newest daily notes looked in for them: every prompt reads these
 RECENT_DAYS = 30  # seed 004: the days of the last month with a summary, newest first, after everything else
 DAYS_TITLE = {"en": "Recent days", "zh": "最近几天"}
-QUERY_CHARS = 500
-RECALL_ITEMS = 12
-# what recall searches: not a conversation's own note (`vault.history`), which an agent asks for itself
-RECALL_KINDS = ("daily", "memory", "other")
-# no cap on the hits a note gives: an agent's facts are mostly entries of one file (MEMORY.md), and the
-# search's default of three a note kept the fourth that answers from being judged at all
-# (`python -m bench agent`: en-zh 0.850 -> 0.875, zh-zh 0.900 -> 0.925; LoCoMo `bench recall` unchanged)
-RECALL_PER_NOTE = 0
 DEFAULT_BUDGET = 4000
 MIN_BUDGET = 200  # the two tags and a line or two: less holds no memory at all
 MAX_BUDGET = 20_000  # what an agent may ask for through MCP: its context is the cost
@@ -157,149 +136,6 @@ def stable_entries(layout: Layout, conversation: str | None = None) -> list[dict
         out.append({"section": DAYS_TITLE[lang], "text": clip(f"{day} ({rel}): {summary}", VALUE_CHARS), "path": rel,
                     "line": 1})  # fmt: skip
     return out
-
-
-def _items(hits: list[Hit], explain: bool = False) -> list[dict[str, Any]]:
-    """Recall items from hits, their lines as the note holds them (`render` words them for the agent);
-    explained, with what ranked them."""
-    return [{"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "text": _current_lines(h),
-             **(_scored(h) if explain else {})} for h in hits]  # fmt: skip
-
-
-def _current_lines(hit: Hit) -> str:
-    """A hit's lines an agent is given: of neighbours joined into one hit, the superseded entries that
-    lie between them are left out (a search shows a joined hit's lines whole; a prompt gets the current
-    facts only, as it does of hits)."""
-    text = hit.snippet.strip()
-    if hit.unit != "entries" or "[superseded::" not in text:
-        return text
-    lines = text.split("\n")
-    old = {i for e in entries_in(text) if e.superseded for i in range(e.start_line - 1, e.end_line)}
-    return "\n".join(line for i, line in enumerate(lines) if i not in old)
-
-
-def _scored(hit: Hit) -> dict[str, Any]:
-    """What ranked a hit, for a person: the fused score, the retrievers that found it (with its rank in
-    each) and its cosine to the query."""
-    cosine = hit.scores.get("vector")
-    return {"score": round(hit.score, 4), "found_by": ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items()),
-            "cosine": None if cosine is None else round(cosine, 3)}  # fmt: skip
-
-
-def _current(hits: list[Hit]) -> list[Hit]:
-    """The hits without superseded entries: the prompt gets the current fact only (search ranks a
-    correction right above the entry it corrects, so it is here when the old one matched)."""
-    return [h for h in hits if not h.about.get("superseded")]
-
-
-@dataclass
-class Recalled:
-    """The cascade's answer: the tier, its items, and (explained) why, and the hits it did not give."""
-
-    tier: str
-    items: list[dict[str, Any]]
-    why: str | None = None
-    left_out: list[dict[str, Any]] = field(default_factory=list)
-
-
-def recall(rt: SearchRuntime, query: str, explain: bool = False, clause: bool = False) -> Recalled:
-    """The hybrid hits that show they answer the prompt (`search.recall.answers`: its words, in either
-    script, or the note the model singles out), then the hits of the query's script at the relevance
-    floor; else what its clauses answer asked alone; else the newest daily entries, tier `recent`."""
-    from memvault.search.options import build_options
-    from memvault.search.recall import answers, named, prompt_clauses, query_words
-    from memvault.vault.cjk import script_of, written_in
-
-    q = query.strip()[-QUERY_CHARS:]
-    floored = rt.search(
-        q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, min_similarity="auto", kind=RECALL_KINDS)
-    )
-    hits = _current(rt.search(q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, kind=RECALL_KINDS)).hits)
-    counts = floored.floor or {}
-    words, own, margins = query_words(floored), script_of(q), counts.get("lead_margins", {})
-    names = named(q, counts.get("unheard", ()))
-    why = {(h.path, h.start_line): answers(h, words, own, margins, names) for h in hits}
-    shown = [h for h in hits if why[(h.path, h.start_line)]]
-    floor_hits = _current(floored.hits) if counts else []  # (no counts: no floor, the hits are all of them)
-    above = [h for h in floor_hits if not why.get((h.path, h.start_line)) and written_in(one_line(h.text)) == own]
-    floor = counts.get("min_similarity")
-    by_model = sum(why[(h.path, h.start_line)] == "model" for h in shown)
-    said = (f"{_count(len(shown) - by_model, 'hit')} held the query's words, {_count(by_model, 'hit')} "
-            f"singled out by the model; {_count(len(above), 'more hit')} reached the relevance floor"
-            + (f" (cosine {floor:.3f})" if isinstance(floor, float) else "")
-            + (f"; no note holds {', '.join(names)}, which it names" if names else ""))  # fmt: skip
-    if shown:
-        tier = "dense" if by_model or above else "keyword"
-        given = [*shown, *above][:RECALL_ITEMS]
-        pairs = enumerate(zip(given, _items(given, explain), strict=True))
-        told = [_told(item, hit, words, n < len(shown)) for n, (hit, item) in pairs]
-        return _explained(rt, q, Recalled(tier, [i for i in told if i]), explain, said, floor)
-    if clause:  # a clause that answers nothing: the newest entries are the whole prompt's to read, once
-        return Recalled("recent", [])
-    asked = (recall(rt, part, explain, clause=True) for part in prompt_clauses(q))
-    by_clause = [got for got in asked if got.tier != "recent"]
-    if by_clause:  # none answers the whole prompt; each clause is asked alone
-        items = list({(i["path"], i["start_line"]): i for got in by_clause for i in got.items}.values())
-        tier = "dense" if any(got.tier == "dense" for got in by_clause) else "keyword"
-        told_why = f"{said}; {len(by_clause)} of its clauses answered alone" if explain else None
-        return Recalled(tier, items[:RECALL_ITEMS], told_why)
-    daily = [e for e in vault_entries(rt.layout) if e.path.startswith("daily/") and not e.superseded]
-    newest = sorted(daily, key=lambda e: (e.date or "", e.start_line), reverse=True)[:RECALL_ITEMS]
-    # as a hit's lines are, the note's markup (a fact is the text as said: `escape`d again), read by `render`
-    items = [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-              "text": escape(clip(e.fact, VALUE_CHARS)), **({"found_by": "newest daily"} if explain else {})}
-             for e in newest]  # fmt: skip
-    why_none = f"{said}; no hit answers it: the newest daily entries"
-    return _explained(rt, q, Recalled("recent", items), explain, why_none, floor)
-
-
-def _told(item: dict[str, Any], hit: Hit, words: frozenset[str], shown: bool) -> dict[str, Any] | None:
-    """A recall item as a prompt gets it: of a day's summary, the clauses that hold the query's words
-    (`search.recall.clauses_held`); a summary that reached the floor without one is not given, one the
-    model singled out is given whole."""
-    if hit.unit != "summary":
-        return item
-    from memvault.search.recall import clauses_held
-
-    kept = clauses_held(item["text"], words)
-    return {**item, "text": kept} if kept else (item if shown else None)
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def _not_given(hit: Hit, query: str, floor: Any, answered: bool) -> str:
-    from memvault.vault.cjk import script_of, written_in
-
-    if hit.about.get("superseded"):
-        return "superseded: its correction is given instead"
-    if not answered:
-        return "no hit answers the prompt: none holds its words, none is singled out by the model"
-    cosine = hit.scores.get("vector")
-    if isinstance(floor, float) and cosine is not None and cosine < floor:
-        return f"below the relevance floor (cosine {cosine:.3f} < {floor:.3f})"
-    if written_in(one_line(hit.text)) != script_of(query):
-        return "a note of the other script, at the floor by its place in its half: given only when it answers"
-    if hit.unit == "summary":
-        return "a day's summary none of whose clauses holds the query's words"
-    return "ranked below the items given"
-
-
-def _explained(rt: SearchRuntime, q: str, answer: Recalled, explain: bool, why: str, floor: Any = None) -> Recalled:
-    """With `explain`, the answer with its reason and the hits of a search without the floor that it
-    does not give, each with why: superseded (its correction is given instead), or not relevant enough."""
-    if not explain:
-        return answer
-    from memvault.search.options import build_options
-
-    answer.why = why
-    given = {(item["path"], item["start_line"]) for item in answer.items}
-    for hit in rt.search(q, build_options(limit=RECALL_ITEMS, per_doc=RECALL_PER_NOTE, kind=RECALL_KINDS)).hits:
-        if (hit.path, hit.start_line) in given:
-            continue
-        answer.left_out.append({**_items([hit], True)[0], "why": _not_given(hit, q, floor, answer.tier != "recent")})
-    return answer
 
 
 def context(rt: SearchRuntime, request: Context) -> Contexted:
