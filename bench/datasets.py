@@ -89,13 +89,22 @@ def xquad(quick: int = 0, seed: int = 1) -> list[Unit]:
 def xquad_zh(quick: int = 0, seed: int = 1) -> list[Unit]:
     """English questions whose answer is in Chinese alone: the vault holds every Chinese sentence, and the
     English ones of the paragraphs not asked about (odd ones), so an English question's best English notes
-    are near-misses on its article, never its answer; only the even paragraphs' questions are asked. A
-    search that leans on its own script's best notes to rank the other's must not be led astray here."""
+    are near-misses on its article, never its answer; only the even paragraphs' questions are asked, each
+    judged on its Chinese answer. A search that leans on its own script's best notes to rank the other's
+    must not be led astray here."""
     folder = DATA / "xquad_r_bilingual"
     asked = {str(q["_id"]) for q in _jsonl(folder / "queries.jsonl") if q["metadata"]["paragraph"] % 2 == 0}
-    unit = _doc_set("xquad-zh", folder, quick, seed, other="zh-")[0]
+    qrels = {
+        q: {d: g for d, g in docs.items() if d.startswith("zh-")} for q, docs in _qrels(folder / "qrels.tsv").items()
+    }
+    unit = _doc_set("xquad-zh", folder, quick, seed)[0]
     files = [f for f in unit.files if f[0].name.startswith("zh-") or int(f[0].name[4:7]) % 2 == 1]
-    return [Unit(unit.name, files, [q for q in unit.queries if q[0] in asked], unit.judge, unit.per_doc)]
+
+    def judge(qid: str, hits: list[dict[str, Any]]) -> dict[str, float]:
+        ranked = [h["path"].removeprefix("docs/").removesuffix(".md") for h in hits]
+        return {**doc_metrics(ranked, qrels[qid]), "other@10": float(bool(set(qrels[qid]) & set(ranked[:10])))}
+
+    return [Unit(unit.name, files, [q for q in unit.queries if q[0] in asked], judge, unit.per_doc)]
 
 
 def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
