@@ -148,3 +148,49 @@ def test_a_correction_keeps_the_key_so_the_next_save_and_forget_name_one_fact(la
     assert gone.returncode == 0, gone.stderr
     vault_text = "".join(p.read_text(encoding="utf-8") for p in layout.root.rglob("*.md") if ".trash" not in p.parts)
     assert "Fridays" not in vault_text and "Tuesdays" in vault_text  # the current version went, the old one stays
+
+
+def test_a_correct_during_an_in_place_save_names_the_current_version(layout, cli):
+    """Issue 43's in-place editor truncates the note and writes it again in pieces. `correct` chose its
+    entry from a plain read: a note cut before an older version's `[superseded:: …]` showed that one
+    current (the newer, further down, not there yet), the correction pointed at it, its mark found no
+    such entry in the whole note, and the key was left with two current versions (the editor harness
+    under load). The choice is made on whole saves only."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from memvault.vault.supersede import pointer
+
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--section", "Facts", "--key", "k", "v1 fact").returncode == 0
+    assert cli("correct", "k", "v2 fact").returncode == 0  # today's note: v2, pointing at v1 (marked)
+    day = next((layout.root / "daily").glob("*.md"))
+    rel = layout.relative(day)
+    v2 = next(e for e in iter_entries(parse_note(rel, day.read_text(encoding="utf-8"))) if "v2 fact" in e.text)
+    lines = day.read_text(encoding="utf-8").split("\n")
+    lines[v2.start_line - 1] += " [superseded:: 2026-12-06]"  # v3, in MEMORY.md, corrects v2
+    day.write_text("\n".join(lines), encoding="utf-8")
+    whole = layout.memory_md.read_text(encoding="utf-8") + f"- v3 fact [key:: k] [corrects:: {pointer(v2)}]\n"
+    layout.memory_md.write_text(whole, encoding="utf-8")
+    data = whole.encode("utf-8")
+    cut = data.index(b" [superseded::")  # v1 looks current here, and v3 is not written yet
+
+    fd = os.open(layout.memory_md, os.O_RDWR)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, data[:cut])
+        memvault = os.path.join(os.path.dirname(sys.executable), "memvault")
+        env = {**os.environ, "MEMVAULT_VAULT": str(layout.root)}
+        fixing = subprocess.Popen([memvault, "correct", "k", "v4 fact"], env=env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        time.sleep(3)  # the editor's pause between two pieces: `correct` reads the note meanwhile
+        os.write(fd, data[cut:])
+    finally:
+        os.close(fd)
+    _, err = fixing.communicate(timeout=120)
+    assert fixing.returncode == 0, err
+    listed = json.loads(cli("list", "--key", "k", "--json").stdout)["entries"]
+    current = [r["text"] for r in listed if not r.get("superseded")]
+    assert len(current) == 1 and "v4 fact" in current[0] and "v3 fact" not in current[0], listed

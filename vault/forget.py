@@ -25,7 +25,16 @@ from memvault.vault.entries import (
 )
 from memvault.vault.errors import UsageError
 from memvault.vault.faults import crash_point
-from memvault.vault.fileio import TextFile, read_note, split_lines, update_note
+from memvault.vault.fileio import (
+    TRIES,
+    ChangedMeanwhile,
+    TextFile,
+    held_note,
+    kept_changing,
+    read_note,
+    split_lines,
+    update_note,
+)
 from memvault.vault.locator import Place, check_selector, parse_place
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, inside, is_note_rel
@@ -92,10 +101,40 @@ def entry_version(text: str) -> str:
 def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, Callable[[Entry], bool]]:
     """The one entry named by key (`with_key`), a place (given as the key) or a piece of its text,
     and the test that finds it again under the lock; none, or more than one (candidates named), is
-    refused."""
+    refused. Chosen from whole saves only (`_whole`): read while an editor saved in place, a note can
+    end mid-line, and an older version whose `[superseded:: …]` was cut off looked current, so a
+    `correct` pointed its correction at it and the key was left with two current versions."""
+    for _ in range(TRIES):
+        chosen, pick, read = _select(layout, key, match)
+        if all(_whole(layout, rel, pick, texts) for rel, texts in read.items()):
+            return chosen
+    raise kept_changing(chosen[0].path)
+
+
+def _whole(layout: Layout, rel: str, pick: Callable[[list[Entry]], list[Entry]], texts: list[str]) -> bool:
+    """Whether the note `rel`, read whole (held: `vault.fileio.held_note`), gives the selection the same
+    candidates (`texts`) as the read it was made on."""
+    try:
+        with held_note(layout, layout.root / rel, rel) as (current, _):
+            entries = list(iter_entries(parse_note(rel, current.text))) if current is not None else []
+            return [e.text for e in pick(entries)] == texts
+    except ChangedMeanwhile:
+        return False
+
+
+def _select(
+    layout: Layout, key: str | None, match: str | None
+) -> tuple[tuple[Entry, Callable[[Entry], bool]], Callable[[list[Entry]], list[Entry]], dict[str, list[str]]]:
+    """`select`'s choice, the test that picks the candidates from a note's entries, and their texts by note."""
     key, where = _selector(layout, key, match)
-    entries = vault_entries(layout, where[0] if where else None)
-    found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, match, where)]
+    entries = list(vault_entries(layout, where[0] if where else None))
+
+    def pick(among: list[Entry]) -> list[Entry]:
+        return with_key(among, key) if key is not None else [e for e in among if _matches(e, match, where)]
+
+    found = pick(entries)
+    notes = dict.fromkeys(e.path for e in found)
+    read = {rel: [e.text for e in pick([e for e in entries if e.path == rel])] for rel in notes}
     if key is not None and entry_ref(key) is None:
         found = newest(found)
     what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
@@ -108,8 +147,8 @@ def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, C
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
     if key is not None:  # found again under the lock by its id: its key as spelled, or its text
         ident = (entry_id(found[0]), version_id(found[0]))
-        return found[0], lambda e: (entry_id(e), version_id(e)) == ident
-    return found[0], lambda e: _matches(e, match, where)
+        return (found[0], lambda e: (entry_id(e), version_id(e)) == ident), pick, read
+    return (found[0], lambda e: _matches(e, match, where)), pick, read
 
 
 def forget(layout: Layout, key: str | None = None, match: str | None = None, version: str | None = None
