@@ -45,10 +45,13 @@ def _qrels(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def _doc_set(name: str, folder: Path, quick: int, seed: int, other: str = "") -> list[Unit]:
+def _doc_set(name: str, folder: Path, quick: int, seed: int, other: str = "", judged: str = "") -> list[Unit]:
     """A set judged by document; `other`: the prefix of the other language's documents, whose share of
-    queries with one of them in the top 10 is reported as `other@10`."""
-    qrels = _qrels(folder / "qrels.tsv")
+    queries with one of them in the top 10 is reported as `other@10`; `judged`: the prefix of the only
+    documents a query is judged on (its answers of another prefix are not in the vault)."""
+    qrels = {
+        q: {d: g for d, g in docs.items() if d.startswith(judged)} for q, docs in _qrels(folder / "qrels.tsv").items()
+    }
     queries = [
         (str(q.get("_id", q.get("id"))), q.get("text") or q.get("query"), None)
         for q in _jsonl(folder / "queries.jsonl")
@@ -94,17 +97,9 @@ def xquad_zh(quick: int = 0, seed: int = 1) -> list[Unit]:
     must not be led astray here."""
     folder = DATA / "xquad_r_bilingual"
     asked = {str(q["_id"]) for q in _jsonl(folder / "queries.jsonl") if q["metadata"]["paragraph"] % 2 == 0}
-    qrels = {
-        q: {d: g for d, g in docs.items() if d.startswith("zh-")} for q, docs in _qrels(folder / "qrels.tsv").items()
-    }
-    unit = _doc_set("xquad-zh", folder, quick, seed)[0]
+    unit = _doc_set("xquad-zh", folder, quick, seed, other="zh-", judged="zh-")[0]
     files = [f for f in unit.files if f[0].name.startswith("zh-") or int(f[0].name[4:7]) % 2 == 1]
-
-    def judge(qid: str, hits: list[dict[str, Any]]) -> dict[str, float]:
-        ranked = [h["path"].removeprefix("docs/").removesuffix(".md") for h in hits]
-        return {**doc_metrics(ranked, qrels[qid]), "other@10": float(bool(set(qrels[qid]) & set(ranked[:10])))}
-
-    return [Unit(unit.name, files, [q for q in unit.queries if q[0] in asked], judge, unit.per_doc)]
+    return [Unit(unit.name, files, [q for q in unit.queries if q[0] in asked], unit.judge, unit.per_doc)]
 
 
 def locomo(quick: int = 0, seed: int = 1) -> list[Unit]:
