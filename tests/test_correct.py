@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
+import time
 
 from memvault.vault.chunking import chunk_note
 from memvault.vault.entries import entry_id, iter_entries, version_id
@@ -156,11 +160,6 @@ def test_a_correct_during_an_in_place_save_names_the_current_version(layout, cli
     current (the newer, further down, not there yet), the correction pointed at it, its mark found no
     such entry in the whole note, and the key was left with two current versions (the editor harness
     under load). The choice is made on whole saves only."""
-    import os
-    import subprocess
-    import sys
-    import time
-
     from memvault.vault.supersede import pointer
 
     assert cli("init", "--lang", "en").returncode == 0
@@ -173,24 +172,89 @@ def test_a_correct_during_an_in_place_save_names_the_current_version(layout, cli
     lines[v2.start_line - 1] += " [superseded:: 2026-12-06]"  # v3, in MEMORY.md, corrects v2
     day.write_text("\n".join(lines), encoding="utf-8")
     whole = layout.memory_md.read_text(encoding="utf-8") + f"- v3 fact [key:: k] [corrects:: {pointer(v2)}]\n"
-    layout.memory_md.write_text(whole, encoding="utf-8")
-    data = whole.encode("utf-8")
-    cut = data.index(b" [superseded::")  # v1 looks current here, and v3 is not written yet
+    cut = whole.encode("utf-8").index(b" [superseded::")  # v1 looks current here, and v3 is not written yet
+    fixing = _during_in_place_save(layout, whole, cut, "correct", "k", "v4 fact")
+    assert fixing.returncode == 0, fixing.stderr
+    listed = json.loads(cli("list", "--key", "k", "--json").stdout)["entries"]
+    current = [r["text"] for r in listed if not r.get("superseded")]
+    assert len(current) == 1 and "v4 fact" in current[0] and "v3 fact" not in current[0], listed
 
+
+def _edited_meanwhile(monkeypatch, path, old: str, new: str) -> None:
+    """A person's editor saves `path` with `old` changed to `new` in the moment between a verb's two
+    writes (its newer version written, the old one not marked yet): a moment no timing hits on purpose,
+    so the save is made at the verb's own crash point there."""
+    from memvault.vault import faults, saving
+
+    def person_saves(name: str) -> None:
+        if name == "before-supersede":
+            path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+    for module in (faults, saving):  # `correct` imports it as it runs, a save when it is loaded
+        monkeypatch.setattr(module, "crash_point", person_saves)
+
+
+def _current(cli, key: str) -> list[str]:
+    listed = json.loads(cli("list", "--key", key, "--json").stdout)["entries"]
+    return [r["text"] for r in listed if not r.get("superseded")]
+
+
+def test_a_correct_whose_mark_cannot_be_made_takes_its_correction_back(layout, cli, monkeypatch):
+    """The correction is written, then the old entry marked. An in-place editor's save in between (the
+    editor harness under load: MEMORY.md kept changing for all 50 tries) left the correction written,
+    the old entry current and the key with two current versions, while the error said "nothing
+    written". Now the correction is taken out again (to the trash), and the error says so truly."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--section", "Facts", "--key", "k", "v1 fact").returncode == 0
+    _edited_meanwhile(monkeypatch, layout.memory_md, "v1 fact", "v1 fact, typo fixed")
+    done = cli("correct", "k", "v2 fact")
+    assert done.returncode != 0
+    assert "MEMORY.md changed while correcting" in done.stderr and "nothing written" in done.stderr, done.stderr
+    assert _current(cli, "k") == ["v1 fact, typo fixed [key:: k]"]
+    day = next((layout.root / "daily").glob("*.md")).read_text(encoding="utf-8")
+    assert "v2 fact" not in day and "corrected k" not in day  # neither the entry nor the day's summary says it
+    trashed = json.loads(cli("trash", "--json").stdout)
+    assert [(i["reason"], "v2 fact" in i["text"]) for i in trashed["items"]] == [("not applied", True)], trashed
+
+
+def test_a_keyed_save_whose_mark_cannot_be_made_takes_its_entry_back(layout, cli, monkeypatch):
+    """The same for a keyed `remember` whose key is on a past day (frozen): the new entry goes to
+    MEMORY.md, then the old one is marked in its day's note."""
+    assert cli("init", "--lang", "en").returncode == 0
+    past = layout.root / "daily" / "2026-11-02.md"
+    past.write_text("# 2026-11-02\n\n## Conversations\n\n- 10:00 the cache is redis 6 [key:: cache]\n", "utf-8")
+    _edited_meanwhile(monkeypatch, past, "redis 6", "redis 6.2")
+    done = cli("remember", "--section", "Facts", "--key", "cache", "the cache is redis 7")
+    assert done.returncode != 0 and "nothing written" in done.stderr, done.stderr
+    assert _current(cli, "cache") == ["10:00 the cache is redis 6.2 [key:: cache]"]
+    assert "redis 7" not in layout.memory_md.read_text(encoding="utf-8")
+
+
+def test_a_forget_during_an_in_place_save_finds_its_key(layout, cli):
+    """Read mid in-place save, MEMORY.md ended before the key's entry: `forget` said "no entry with key"
+    of a key the note holds (the editor harness, in place, under load)."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--section", "Facts", "--key", "k", "the fact to forget").returncode == 0
+    whole = layout.memory_md.read_text(encoding="utf-8")
+    gone = _during_in_place_save(layout, whole, whole.encode("utf-8").index(b"- the fact"), "forget", "k")
+    assert gone.returncode == 0, gone.stderr
+    assert _current(cli, "k") == [] and "the fact to forget" not in layout.memory_md.read_text(encoding="utf-8")
+
+
+def _during_in_place_save(layout, whole: str, cut: int, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run `memvault ARGV` while an editor saves MEMORY.md in place as `whole`: truncated, its first
+    `cut` bytes written, a pause of 3 s (the verb reads the note meanwhile), then the rest."""
+    data = whole.encode("utf-8")
     fd = os.open(layout.memory_md, os.O_RDWR)
     try:
         os.ftruncate(fd, 0)
         os.write(fd, data[:cut])
         memvault = os.path.join(os.path.dirname(sys.executable), "memvault")
         env = {**os.environ, "MEMVAULT_VAULT": str(layout.root)}
-        fixing = subprocess.Popen([memvault, "correct", "k", "v4 fact"], env=env, text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        time.sleep(3)  # the editor's pause between two pieces: `correct` reads the note meanwhile
+        verb = subprocess.Popen([memvault, *argv], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(3)  # the editor's pause between two pieces
         os.write(fd, data[cut:])
     finally:
         os.close(fd)
-    _, err = fixing.communicate(timeout=120)
-    assert fixing.returncode == 0, err
-    listed = json.loads(cli("list", "--key", "k", "--json").stdout)["entries"]
-    current = [r["text"] for r in listed if not r.get("superseded")]
-    assert len(current) == 1 and "v4 fact" in current[0] and "v3 fact" not in current[0], listed
+    out, err = verb.communicate(timeout=120)
+    return subprocess.CompletedProcess(verb.args, verb.returncode, out, err)

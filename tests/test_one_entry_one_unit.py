@@ -5,8 +5,9 @@ key found on it; only the text between entries is text."""
 from __future__ import annotations
 
 from memvault.vault.chunking import chunk_note
-from memvault.vault.entries import entry_lines, iter_entries
+from memvault.vault.entries import iter_entries
 from memvault.vault.notes import parse_note
+from memvault.vault.sections import entry_lines
 
 NOTE = """# Memory
 

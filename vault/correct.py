@@ -69,12 +69,13 @@ def correct(
 ) -> Corrected:
     """Write `text` to today's note as the correction of one entry (named as `forget` names it), then
     mark that entry superseded. Killed between the two, running it again finds the correction
-    already there and only marks. With `version` (`vault.forget.entry_version` of the text a person
-    read), an entry an editor changed since is refused before anything is written."""
+    already there and only marks; a mark that cannot be made takes the correction out again. With
+    `version` (`vault.forget.entry_version` of the text a person read), an entry an editor changed
+    since is refused before anything is written."""
     # the writing side's modules, here: a search reads corrections (below) and imports none of them
     from memvault.vault.daily import append_daily
     from memvault.vault.faults import crash_point
-    from memvault.vault.forget import entry_version, select
+    from memvault.vault.forget import entry_version, mark_or_undo, select
     from memvault.vault.struck import strike
 
     now = now or dt.datetime.now()
@@ -92,9 +93,12 @@ def correct(
     kept = (("key", target.key),) if target.key else ()  # the newer version of the same fact
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
                          fields=(*kept, ("corrects", pointer(target))))  # fmt: skip
-    note_in_summary(layout, now.date(), topic, text)  # before the mark, which finds the old entry where it is now
     crash_point("before-supersede")
-    line = mark_superseded(layout, target, now.date().isoformat())
+    line = mark_or_undo(layout, target, now.date().isoformat(), saved.path, saved.status)
+    note_in_summary(layout, now.date(), topic, text)  # once the mark holds: a correction taken back told nothing
+    if target.path == layout.relative(saved.path):  # the day's summary, set above it, may have moved it down
+        marked = (e for e in vault_entries(layout, target.path) if e.superseded and points_at(pointer(target), e))
+        line = next((e.start_line for e in marked), line)
     struck = strike(layout, target.fact, "corrected", now.date().isoformat(), new=text)
     return Corrected(saved.path, saved.status, layout.root / target.path, line, tuple(struck))
 

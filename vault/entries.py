@@ -27,17 +27,19 @@ import re
 import textwrap
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from memvault.vault.errors import NoteReadError, UsageError
-from memvault.vault.fileio import read_note, split_lines
+from memvault.vault.fileio import read_note
 from memvault.vault.logger import log
 from memvault.vault.model import Note
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, is_note_rel
 from memvault.vault.places import CONVERSATIONS_DIR
 from memvault.vault.scan import scan_vault
-from memvault.vault.sections import HEADING, entry_lines, insert_in_section, outside_fences, title_in
+from memvault.vault.sections import HEADING, outside_fences
 from memvault.vault.templates import OVERVIEW
+from memvault.vault.whole import read_whole
 
 ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 MARKER = re.compile(r"^([ \t]*)((?:[-*+]|\d{1,9}[.)])[ \t]+)(?=\S)")  # an item, at any indentation
@@ -277,17 +279,22 @@ def vault_entries(
     containing: str | None = None,
     skipped: str = "",
     failed: list[str] | None = None,
+    whole: bool = False,
 ) -> Iterator[Entry]:
     """The entries of every note of the vault, notes in path order (one that cannot be read is skipped
     here, named in `failed` when that is given, for the caller to report, else in a warning that ends
     with `skipped` when that is given; `status` and `index` name it too), or of the note `rel` alone,
     which must be readable. With `containing`, only notes whose text holds it are parsed: a key looked
-    up in a big vault."""
+    up in a big vault. `whole`: each note read from a whole save, as a verb that changes it decides
+    (`vault.whole`)."""
+
+    def read(path: Path, name: str) -> str:
+        return read_whole(layout, path, name) if whole else read_note(path, name, layout=layout).text
+
     if rel is not None:
-        path = layout.root / rel
-        if not path.is_file():
+        if not (layout.root / rel).is_file():
             raise UsageError(f"{rel}: no such note")
-        yield from iter_entries(parse_note(rel, read_note(path, rel, layout=layout).text))
+        yield from iter_entries(parse_note(rel, read(layout.root / rel, rel)))
         return
     for file in scan_vault(layout):
         if file.rel.startswith(f"{CONVERSATIONS_DIR}/"):
@@ -295,7 +302,7 @@ def vault_entries(
         try:
             if file.error:
                 raise NoteReadError(file.error)
-            text = read_note(file.path, file.rel).text
+            text = read(file.path, file.rel)
             if containing is not None and containing not in text:
                 continue
             note = parse_note(file.rel, text)
@@ -309,8 +316,9 @@ def vault_entries(
 
 
 def holding_key(layout: Layout, key: str) -> list[Entry]:
-    """The current (not superseded) entries of the vault that hold `key` as spelled."""
-    return [e for e in vault_entries(layout, containing=key) if e.key == key and not e.superseded]
+    """The current (not superseded) entries of the vault that hold `key` as spelled, read from whole
+    saves: what a verb that writes the key decides on."""
+    return [e for e in vault_entries(layout, containing=key, whole=True) if e.key == key and not e.superseded]
 
 
 def collect(layout: Layout, section: str | None = None, tag: str | None = None, key: str | None = None) -> list[Entry]:
@@ -338,63 +346,3 @@ def with_key(entries: Iterable[Entry], key: str) -> list[Entry]:
     entries = [e for e in entries if e.key is not None]
     exact = [e for e in entries if e.key == key]
     return exact or [e for e in entries if fold_key(e.key or "") == fold_key(key)]
-
-
-# placing -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Placed:
-    """What a save did: `added`, `updated` (the entry with its key was replaced in place; `old` is that
-    entry and `old_lines` its lines as they were), `unchanged` (already there) or `merged` (already
-    there, and given the tags or key the save brought); `section` is where."""
-
-    status: str
-    section: str
-    old: Entry | None = None
-    old_lines: str = ""
-    created_section: bool = False
-
-
-def place_entry(
-    text: str, rel: str, title: str, entry: str, prefix: str, newline: str, key: str | None
-) -> tuple[str, Placed]:
-    """Put a formatted entry into a note's text: over the current (not superseded) entry with the same
-    key anywhere in the note, else nowhere if section `title` already holds the same text, else at
-    the end of that section (created if missing). Every other byte stays as it was; the new lines
-    use the note's line ending."""
-    entries = list(iter_entries(parse_note(rel, text)))
-    title = title_in(text, title)
-    lines = entry_lines(entry, prefix)
-    old = next((e for e in entries if e.key == key and not e.superseded), None) if key is not None else None
-    if old is not None:
-        if says_same(old.text, entry):
-            return _merged(text, old, entry, key)
-        split = split_lines(text)
-        nested = MARKER.match(split[old.start_line - 1])
-        lines = entry_lines(entry, prefix, nested.group(1) if nested else "")  # a nested item stays nested
-        ending = split[old.end_line - 1][len(split[old.end_line - 1].rstrip("\r\n")) :]
-        block = [line + newline for line in lines[:-1]] + [lines[-1] + ending]
-        new = "".join([*split[: old.start_line - 1], *block, *split[old.end_line :]])
-        return new, Placed("updated", old.section, old, "".join(split[old.start_line - 1 : old.end_line]))
-    same = next((e for e in entries if e.section == title and not e.superseded and says_same(e.text, entry)), None)
-    if same is not None:  # one fact is one entry, whatever tags or key each save gave it
-        return _merged(text, same, entry, key if same.key is None else None)
-    new, created = insert_in_section(text, title, lines, newline)
-    return new, Placed("added", title, created_section=created)
-
-
-def _merged(text: str, old: Entry, entry: str, key: str | None) -> tuple[str, Placed]:
-    """`text` with the entry `old` given the `#tags` of `entry` it lacks, and `key` if it has none:
-    written on its first line before its fields, every other byte as it was."""
-    tags = [t for t in tags_in(entry) if t not in tags_in(old.text)]
-    if not tags and (key is None or old.key is not None):
-        return text, Placed("unchanged", old.section)
-    split = split_lines(text)
-    line = split[old.start_line - 1]
-    body = line.rstrip("\r\n")
-    marks = [m.start() for m in (FIELDS.search(body), SAVED.search(body)) if m]
-    cut = min(marks) if marks else len(body)
-    while cut > 0 and body[cut - 1] in " \t":
-        cut -= 1
-    added = "".join(f" #{t}" for t in tags) + (f" [key:: {key}]" if key and old.key is None else "")
-    split[old.start_line - 1] = body[:cut] + added + body[cut:] + line[len(body) :]
-    return "".join(split), Placed("merged", old.section)

@@ -23,14 +23,11 @@ from memvault.vault.entries import (
     version_id,
     with_key,
 )
-from memvault.vault.errors import UsageError
+from memvault.vault.errors import MemvaultError, UsageError
 from memvault.vault.faults import crash_point
 from memvault.vault.fileio import (
-    TRIES,
-    ChangedMeanwhile,
+    FINISH_TRIES,
     TextFile,
-    held_note,
-    kept_changing,
     read_note,
     split_lines,
     update_note,
@@ -39,7 +36,7 @@ from memvault.vault.locator import Place, check_selector, parse_place
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, inside, is_note_rel
 from memvault.vault.sections import find_sections
-from memvault.vault.supersede import points_at
+from memvault.vault.supersede import mark_superseded, pointer, points_at
 from memvault.vault.trash import (
     Placed,
     Trashed,
@@ -101,40 +98,13 @@ def entry_version(text: str) -> str:
 def select(layout: Layout, key: str | None, match: str | None) -> tuple[Entry, Callable[[Entry], bool]]:
     """The one entry named by key (`with_key`), a place (given as the key) or a piece of its text,
     and the test that finds it again under the lock; none, or more than one (candidates named), is
-    refused. Chosen from whole saves only (`_whole`): read while an editor saved in place, a note can
-    end mid-line, and an older version whose `[superseded:: …]` was cut off looked current, so a
-    `correct` pointed its correction at it and the key was left with two current versions."""
-    for _ in range(TRIES):
-        chosen, pick, read = _select(layout, key, match)
-        if all(_whole(layout, rel, pick, texts) for rel, texts in read.items()):
-            return chosen
-    raise kept_changing(chosen[0].path)
-
-
-def _whole(layout: Layout, rel: str, pick: Callable[[list[Entry]], list[Entry]], texts: list[str]) -> bool:
-    """Whether the note `rel`, read whole (held: `vault.fileio.held_note`), gives the selection the same
-    candidates (`texts`) as the read it was made on."""
-    try:
-        with held_note(layout, layout.root / rel, rel) as (current, _):
-            entries = list(iter_entries(parse_note(rel, current.text))) if current is not None else []
-            return [e.text for e in pick(entries)] == texts
-    except ChangedMeanwhile:
-        return False
-
-
-def _select(
-    layout: Layout, key: str | None, match: str | None
-) -> tuple[tuple[Entry, Callable[[Entry], bool]], Callable[[list[Entry]], list[Entry]], dict[str, list[str]]]:
-    """`select`'s choice, the test that picks the candidates from a note's entries, and their texts by note."""
+    refused. Chosen from whole saves only (`vault.whole`): read while an editor saved in place, a note
+    can end mid-line, so a key was found in no entry, or an older version whose `[superseded:: …]` was
+    cut off looked current, a `correct` pointed its correction at it and the key was left with two
+    current versions."""
     key, where = _selector(layout, key, match)
-    entries = list(vault_entries(layout, where[0] if where else None))
-
-    def pick(among: list[Entry]) -> list[Entry]:
-        return with_key(among, key) if key is not None else [e for e in among if _matches(e, match, where)]
-
-    found = pick(entries)
-    notes = dict.fromkeys(e.path for e in found)
-    read = {rel: [e.text for e in pick([e for e in entries if e.path == rel])] for rel in notes}
+    entries = list(vault_entries(layout, where[0] if where else None, whole=True))
+    found = with_key(entries, key) if key is not None else [e for e in entries if _matches(e, match, where)]
     if key is not None and entry_ref(key) is None:
         found = newest(found)
     what = f"{where[0]}:{where[1]}" if where else f"key {key[:60]!r}" if key is not None else f"text {match!r:.60}"
@@ -147,8 +117,8 @@ def _select(
         raise UsageError(f"{len(found)} entries match {what} ({places}); name one as PATH:LINE")
     if key is not None:  # found again under the lock by its id: its key as spelled, or its text
         ident = (entry_id(found[0]), version_id(found[0]))
-        return (found[0], lambda e: (entry_id(e), version_id(e)) == ident), pick, read
-    return (found[0], lambda e: _matches(e, match, where)), pick, read
+        return found[0], lambda e: (entry_id(e), version_id(e)) == ident
+    return found[0], lambda e: _matches(e, match, where)
 
 
 def forget(layout: Layout, key: str | None = None, match: str | None = None, version: str | None = None
@@ -178,6 +148,42 @@ def forget(layout: Layout, key: str | None = None, match: str | None = None, ver
 
     struck = strike(layout, target.fact, "forgotten", dt.date.today().isoformat())
     return dataclasses.replace(moved[0], summaries=tuple(struck))
+
+
+def take_back(layout: Layout, path: Path, same: Callable[[Entry], bool], reason: str) -> None:
+    """Take out again the entry a verb has just written to `path` (the one `same` finds there alone),
+    to the trash as a forgotten one goes, when the verb's next step cannot be made: the verb then
+    changed nothing, as its error says (`mark_or_undo`)."""
+    rel = layout.relative(path)
+
+    def change(current: TextFile | None) -> str:
+        found = [e for e in iter_entries(parse_note(rel, current.text)) if same(e)] if current else []
+        if current is None or len(found) != 1:
+            raise UsageError(f"{rel}: the entry just written is no longer there alone")
+        return _cut(layout, current, found, reason)[0]
+
+    update_note(layout, path, change, tries=FINISH_TRIES)
+
+
+def mark_or_undo(layout: Layout, target: Entry, day: str, written: Path, status: str) -> int:
+    """`mark_superseded`, the newer version of `target` having just been written to `written` (a save's
+    `status`: `added` when this run wrote it). When the mark cannot be made, that version is taken out
+    again, and the error says nothing was written; when it cannot be (or was there before this run),
+    the error says where it stays and that running the command again finishes the mark."""
+    try:
+        return mark_superseded(layout, target, day)
+    except MemvaultError as exc:
+        rel, ptr = layout.relative(written), pointer(target)
+        try:
+            if status != "added":
+                raise
+            take_back(layout, written, lambda e: e.corrects == ptr and e.key == target.key, "not applied")
+        except MemvaultError:
+            raise type(exc)(f"{exc}; its newer version stays in {rel}: run the same command again to mark "
+                            f"{target.path}:{target.start_line}") from exc  # fmt: skip
+        if "nothing written" in str(exc):  # `kept_changing` says so already
+            raise
+        raise type(exc)(f"{exc}; nothing written") from exc
 
 
 def still_there(target: Entry, same: Callable[[Entry], bool], text: str, doing: str) -> None:

@@ -13,13 +13,11 @@ from pathlib import Path
 
 from memvault.vault.entries import (
     Entry,
-    Placed,
     escape,
     field_in,
     holding_key,
     iter_entries,
     normalise,
-    place_entry,
     tags_in,
 )
 from memvault.vault.errors import GuardError, UsageError
@@ -37,9 +35,11 @@ from memvault.vault.fileio import (
     update_note,
     vault_lock,
 )
+from memvault.vault.forget import mark_or_undo
 from memvault.vault.guards import check_entry
 from memvault.vault.notes import parse_note
 from memvault.vault.paths import Layout, vault_file
+from memvault.vault.placing import Placed, place_entry
 from memvault.vault.sections import entry_lines, insert_in_section, spellings, title_key
 from memvault.vault.supersede import mark_superseded, pointer, points_at
 from memvault.vault.swap import Held
@@ -168,7 +168,7 @@ def save_entry(
     entry = prepare_entry(text, key, tags, (*fields, ("corrects", pointer(old))), saved)
     done = _save_in(layout, path, entry, prefix, template, section_of, key, on_add, frozen)
     crash_point("before-supersede")
-    line = mark_superseded(layout, old, now.date().isoformat())
+    line = mark_or_undo(layout, old, now.date().isoformat(), done.path, done.status)
     from memvault.vault.struck import strike  # (a save rarely supersedes: the scan of the days only then)
 
     struck = strike(layout, old.fact, "corrected", now.date().isoformat(), new=text)

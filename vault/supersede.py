@@ -4,7 +4,10 @@
 The new entry is written first, pointing at the old one (`[corrects:: PATH#ID]`, the old entry's
 `vault.entries.entry_id`, which an edit above it leaves as it is), then the old one gets
 `[superseded:: DAY]`. Killed between the two, both are still whole; running the same command
-again finds the new entry there and only marks.
+again finds the new entry there and only marks. When the mark cannot be made (its note kept changing
+under an editor that saves in place, or the old entry is no longer as it was read), the new entry is
+taken out again (`vault.forget.mark_or_undo`): the verb changed nothing, as its error says, and the
+key keeps one current version (the editor harness, `tests/reliability`, found it left with two).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def mark_superseded(layout: Layout, target: Entry, day: str) -> int:
     def change(current: TextFile | None) -> str:
         entries = [e for e in iter_entries(parse_note(rel, current.text if current else "")) if e.text == target.text]
         if current is None or not entries:
-            raise UsageError(f"{rel} changed while correcting: the correction is saved; mark the old entry again")
+            raise UsageError(f"{rel} changed while correcting: line {target.start_line} is no longer as it was read")
         entry = min(entries, key=lambda e: abs(e.start_line - target.start_line))
         lines = split_lines(current.text)
         first = lines[entry.start_line - 1]

@@ -1,0 +1,28 @@
+"""A note read as a verb that changes the vault must read it: one whole save, never a partial one.
+
+An editor that saves in place truncates the note, then writes it again, so a plain read in that moment
+ends mid-line or finds the note empty. A verb that decides on such a read decides wrongly: `forget`
+found no entry with a key it had, `correct` took an older version whose `[superseded:: …]` was cut off
+for the current one, and a keyed save saw no entry holding its key (`tests/reliability`, the editor
+harness, in place). Held while it is read (`vault.fileio.held_note`), a read is of one whole save.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memvault.vault.fileio import TRIES, ChangedMeanwhile, held_note, kept_changing
+from memvault.vault.paths import Layout
+
+
+def read_whole(layout: Layout, path: Path, rel: str) -> str:
+    """The note's text as its last whole save left it ("" when it is gone); `ChangedMeanwhile` when it
+    kept changing under an editor for `TRIES` reads, and a `NoteReadError` as `read_note` gives one."""
+    last = None
+    for _ in range(TRIES):
+        try:
+            with held_note(layout, path, rel) as (current, _held):
+                return current.text if current is not None else ""
+        except ChangedMeanwhile as exc:
+            last = exc
+    raise kept_changing(rel, last)
