@@ -288,13 +288,13 @@ def vault_entries(
     up in a big vault. `whole`: each note read from a whole save, as a verb that changes it decides
     (`vault.whole`)."""
 
-    def read(path: Path, name: str) -> str:
-        return read_whole(layout, path, name) if whole else read_note(path, name, layout=layout).text
+    def read(path: Path, name: str, rule: Layout | None) -> str:  # rule: the vault's path rule, if not passed yet
+        return read_whole(rule, path, name) if whole else read_note(path, name, layout=rule).text
 
     if rel is not None:
         if not (layout.root / rel).is_file():
             raise UsageError(f"{rel}: no such note")
-        yield from iter_entries(parse_note(rel, read(layout.root / rel, rel)))
+        yield from iter_entries(parse_note(rel, read(layout.root / rel, rel, layout)))
         return
     for file in scan_vault(layout):
         if file.rel.startswith(f"{CONVERSATIONS_DIR}/"):
@@ -302,7 +302,7 @@ def vault_entries(
         try:
             if file.error:
                 raise NoteReadError(file.error)
-            text = read(file.path, file.rel)
+            text = read(file.path, file.rel, None)  # the walk has checked its path
             if containing is not None and containing not in text:
                 continue
             note = parse_note(file.rel, text)

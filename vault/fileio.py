@@ -346,9 +346,10 @@ def update_note(
 
 
 @contextmanager
-def held_note(layout: Layout, path: Path, rel: str) -> Iterator[tuple[TextFile | None, Held | None]]:
+def held_note(layout: Layout | None, path: Path, rel: str) -> Iterator[tuple[TextFile | None, Held | None]]:
     """The note read while it is held (`vault.swap.holding`): a whole save, not an in-place save's empty
-    or partial file; (None, None) when there is no note. `still_whole` tells later whether it still is."""
+    or partial file; (None, None) when there is no note. `still_whole` tells later whether it still is.
+    `layout`: the vault whose path rule it must pass (None: a path the vault's walk has just checked)."""
     with holding(path) as held:
         current = read_note(path, rel, layout=layout) if held is not None else None
         if held is not None and current is not None:

@@ -15,9 +15,10 @@ from memvault.vault.fileio import TRIES, ChangedMeanwhile, held_note, kept_chang
 from memvault.vault.paths import Layout
 
 
-def read_whole(layout: Layout, path: Path, rel: str) -> str:
+def read_whole(layout: Layout | None, path: Path, rel: str) -> str:
     """The note's text as its last whole save left it ("" when it is gone); `ChangedMeanwhile` when it
-    kept changing under an editor for `TRIES` reads, and a `NoteReadError` as `read_note` gives one."""
+    kept changing under an editor for `TRIES` reads, and a `NoteReadError` as `read_note` gives one.
+    `layout`: as `held_note` takes it."""
     last = None
     for _ in range(TRIES):
         try:
