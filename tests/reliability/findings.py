@@ -142,4 +142,22 @@ FINDINGS: tuple[Finding, ...] = (
         "memvault's check and its rename was lost (issue 43)",
         "test_editor_in_place.py::test_without_the_exchange_a_rename_save_at_memvaults_rename_is_kept",
     ),
+    Finding(
+        "concurrency", "vault/forget.py",
+        "the editor harness, in place, under load: `correct` chose its entry from a plain read cut before an "
+        "older version's [superseded:: ...], pointed its correction at it, and the key had two current versions",
+        "test_correct.py::test_a_correct_during_an_in_place_save_names_the_current_version",
+    ),
+    Finding(
+        "concurrency", "vault/whole.py, vault/entries.py",
+        "the same: read mid-save, MEMORY.md ended before a key's entry and `forget` said 'no entry with key'",
+        "test_correct.py::test_a_forget_during_an_in_place_save_finds_its_key",
+    ),
+    Finding(
+        "concurrency", "vault/forget.py (mark_or_undo)",
+        "the same: `correct` wrote its correction, MEMORY.md kept changing for all 50 tries of the mark, and "
+        "the error said 'nothing written' while the key had two current versions",
+        "test_correct.py::test_a_correct_whose_mark_cannot_be_made_takes_its_correction_back, "
+        "test_a_keyed_save_whose_mark_cannot_be_made_takes_its_entry_back",
+    ),
 )  # fmt: skip
