@@ -258,3 +258,17 @@ def _during_in_place_save(layout, whole: str, cut: int, *argv: str) -> subproces
         os.close(fd)
     out, err = verb.communicate(timeout=120)
     return subprocess.CompletedProcess(verb.args, verb.returncode, out, err)
+
+
+def test_the_line_correct_reports_is_where_the_old_entry_is_once_the_summary_is_set(layout, cli):
+    """The day's summary is written after the mark (a correction taken back must not have told it), and in
+    a note with no summary yet it adds a line above an entry of that day: the line reported is where the
+    marked entry is then, not where it was."""
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("note", "--key", "cache", "the cache is redis 6").returncode == 0
+    done = cli("correct", "cache", "the cache is redis 7")
+    assert done.returncode == 0, done.stderr
+    day = next((layout.root / "daily").glob("*.md"))
+    rel = layout.relative(day)
+    old = next(e for e in iter_entries(parse_note(rel, day.read_text(encoding="utf-8"))) if e.superseded)
+    assert f"corrected {rel}:{old.start_line} " in done.stdout, done.stdout
