@@ -272,3 +272,24 @@ def test_the_line_correct_reports_is_where_the_old_entry_is_once_the_summary_is_
     rel = layout.relative(day)
     old = next(e for e in iter_entries(parse_note(rel, day.read_text(encoding="utf-8"))) if e.superseded)
     assert f"corrected {rel}:{old.start_line} " in done.stdout, done.stdout
+
+
+def test_a_correct_after_a_run_killed_before_its_mark_leaves_one_current_version(layout, cli):
+    """Killed between its two writes, a `correct` leaves its correction and the entry it corrects both
+    current, the one pointing at the other. Run again with the same text it only marks; with another
+    text it corrected the correction and left the first entry current beside the new one: the key held
+    two current versions, and the next keyed save was refused. The unfinished mark is made first."""
+    from memvault.vault.supersede import pointer
+
+    assert cli("init", "--lang", "en").returncode == 0
+    assert cli("remember", "--section", "Facts", "--key", "k", "v1 fact").returncode == 0
+    rel = layout.relative(layout.memory_md)
+    v1 = next(e for e in iter_entries(parse_note(rel, layout.memory_md.read_text(encoding="utf-8"))) if e.key == "k")
+    assert cli("note", "--key", "other", "an unrelated note").returncode == 0  # today's note, written as a run would
+    day = next((layout.root / "daily").glob("*.md"))
+    day.write_text(day.read_text(encoding="utf-8") + f"- 09:00 v2 fact [key:: k] [corrects:: {pointer(v1)}]\n", "utf-8")
+    assert len(_current(cli, "k")) == 2  # the state a run killed between its two writes leaves
+    done = cli("correct", "k", "v3 fact")
+    assert done.returncode == 0, done.stderr
+    assert len(_current(cli, "k")) == 1 and "v3 fact" in _current(cli, "k")[0], _current(cli, "k")
+    assert cli("remember", "--section", "Facts", "--key", "k", "v4 fact").returncode == 0

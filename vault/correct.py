@@ -90,6 +90,8 @@ def correct(
         raise UsageError(
             f"{target.path}:{target.start_line} was corrected on {target.superseded} already; correct the correction"
         )
+    if target.corrects and (older := _corrected(layout, target)) is not None and not older.superseded:
+        mark_superseded(layout, older, now.date().isoformat())  # a run killed before its mark left it current
     kept = (("key", target.key),) if target.key else ()  # the newer version of the same fact
     saved = append_daily(layout, text, now=now, tags=tuple(dict.fromkeys((*_valid_tags(target.text), *tags))),
                          fields=(*kept, ("corrects", pointer(target))))  # fmt: skip
@@ -133,13 +135,7 @@ def _finish(layout: Layout, done: Entry, day: str) -> Corrected:
     the mark left it current."""
     from memvault.vault.struck import strike
 
-    ptr = done.corrects or ""
-    ref = entry_ref(ptr)
-    try:
-        entries = list(vault_entries(layout, ref[0] if ref else ptr.rpartition(":")[0]))
-    except (UsageError, NoteReadError):
-        entries = []
-    older = next((e for e in entries if points_at(ptr, e)), None)
+    older = _corrected(layout, done)
     if older is None:
         raise UsageError(
             f"{done.path}:{done.start_line} says that already, and corrects nothing left ({done.corrects})"
@@ -147,6 +143,17 @@ def _finish(layout: Layout, done: Entry, day: str) -> Corrected:
     line = older.start_line if older.superseded else mark_superseded(layout, older, day)
     struck = strike(layout, older.fact, "corrected", day, new=done.fact)  # a run killed before it struck them
     return Corrected(layout.root / done.path, "unchanged", layout.root / older.path, line, tuple(struck))
+
+
+def _corrected(layout: Layout, newer: Entry) -> Entry | None:
+    """The entry a correction points at, as its note's last whole save has it; None when it is gone."""
+    ptr = newer.corrects or ""
+    ref = entry_ref(ptr)
+    try:
+        entries = list(vault_entries(layout, ref[0] if ref else ptr.rpartition(":")[0], whole=True))
+    except (UsageError, NoteReadError):
+        return None
+    return next((e for e in entries if points_at(ptr, e)), None)
 
 
 def correction_notes(layout: Layout, day: str) -> list[str]:
