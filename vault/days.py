@@ -102,7 +102,15 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
 
     def change(current: TextFile | None) -> str:
         rel = layout.relative(path)
-        problem = parse_note(rel, current.text).problem if current else None
+        earlier = parse_note(rel, current.text) if current else None
+        if earlier is not None and SUMMARY_KEY in earlier.frontmatter and summary_of(earlier) != summary:
+            from memvault.vault.trash import backup
+
+            # the summary it replaces stays recoverable, as a rewritten note does: copied from the version
+            # this write replaces, read under the lock (read before it, the note could be renamed aside
+            # for a moment by another memvault writer, and the copy failed with an internal error)
+            backup(layout, path, data=current.encode(current.text) if current else None)
+        problem = earlier.problem if earlier else None
         new = "" if problem else _with_summary(current, rel)
         if not problem and parse_note(rel, new).frontmatter.get(SUMMARY_KEY) != summary:
             problem = f"{rel}: its frontmatter would not hold the index"
@@ -128,11 +136,6 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
             raise UsageError(f"{rel}: its index spans several lines; edit it by hand")
         return "".join(lines)
 
-    earlier = read_day(layout, path) if path.exists() else None
-    if earlier is not None and SUMMARY_KEY in earlier.frontmatter and summary_of(earlier) != summary:
-        from memvault.vault.trash import backup
-
-        backup(layout, path)  # the summary it replaces stays recoverable, as a rewritten note does
     update_note(layout, path, change)
     return path
 

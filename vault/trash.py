@@ -35,11 +35,12 @@ from memvault.vault.sections import insert_in_section
 ENTRIES_DIR = "entries"
 
 
-def backup(layout: Layout, path: Path, stamp: str | None = None) -> Path:
-    """Copy a note into `.trash/` before it is replaced or removed; returns the copy's path."""
+def backup(layout: Layout, path: Path, stamp: str | None = None, data: bytes | None = None) -> Path:
+    """Copy a note into `.trash/` before it is replaced or removed; returns the copy's path. `data`: its
+    bytes as a write about to replace them read them (else read here)."""
     stamp = stamp or dt.datetime.now().strftime("%Y%m%dT%H%M%S%f")
     target = vault_file(layout, trash_folder(layout) / f"{layout.relative(path)}.{stamp}.bak")
-    data = read_regular(vault_file(layout, path))
+    data = read_regular(vault_file(layout, path)) if data is None else data
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, data)  # synced: the original may be replaced or removed next
     return target
