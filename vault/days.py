@@ -103,13 +103,14 @@ def set_summary(layout: Layout, day: dt.date, text: str, template: str) -> Path:
     def change(current: TextFile | None) -> str:
         rel = layout.relative(path)
         earlier = parse_note(rel, current.text) if current else None
-        if earlier is not None and SUMMARY_KEY in earlier.frontmatter and summary_of(earlier) != summary:
+        if current and earlier and SUMMARY_KEY in earlier.frontmatter and summary_of(earlier) != summary:
             from memvault.vault.trash import backup
 
             # the summary it replaces stays recoverable, as a rewritten note does: copied from the version
             # this write replaces, read under the lock (read before it, the note could be renamed aside
-            # for a moment by another memvault writer, and the copy failed with an internal error)
-            backup(layout, path, data=current.encode(current.text) if current else None)
+            # for a moment by another memvault writer, and the copy failed with an internal error); a
+            # pass an editor's save cut short leaves the copy of what it read, and the next makes another
+            backup(layout, path, data=current.encode(current.text))
         problem = earlier.problem if earlier else None
         new = "" if problem else _with_summary(current, rel)
         if not problem and parse_note(rel, new).frontmatter.get(SUMMARY_KEY) != summary:

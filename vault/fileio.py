@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from memvault.vault.effects import before_write
 from memvault.vault.errors import LockError, MemvaultError, NoteReadError, PathError, UsageError, unwritable
@@ -40,6 +41,7 @@ from memvault.vault.swap import (
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 LOCK_TIMEOUT = 30.0
 ABSENT = "absent"  # `atomic_write(expect=ABSENT)`: the note must still not exist
+T = TypeVar("T")
 TRIES = 5  # read-modify-write passes before a note that keeps changing under memvault is left alone
 FINISH_TRIES = 50  # the same for the second note of a verb whose first is written (a correction's mark)
 _LEFTOVER = re.compile(rf"^\.(.+)\.([0-9]{{1,9}})(?:-[0-9]+)?\.(tmp|{ASIDE}|{KEPT})$")  # see `_leftover`
@@ -335,13 +337,18 @@ def update_note(
     """
     rel = layout.relative(path)
     vault_file(layout, path, rel)
-    last = None
     with vault_lock(layout, sweep=path.parent):
-        for _ in range(tries):
-            try:
-                return _update_once(layout, path, rel, change)
-            except ChangedMeanwhile as exc:
-                last = exc
+        return until_whole(rel, lambda: _update_once(layout, path, rel, change), tries)
+
+
+def until_whole(rel: str, attempt: Callable[[], T], tries: int = TRIES) -> T:
+    """`attempt` again while the note it read changed meanwhile (`ChangedMeanwhile`), up to `tries` times."""
+    last = None
+    for _ in range(tries):
+        try:
+            return attempt()
+        except ChangedMeanwhile as exc:
+            last = exc
     raise kept_changing(rel, last, tries)
 
 

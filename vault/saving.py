@@ -25,13 +25,11 @@ from memvault.vault.faults import crash_point
 from memvault.vault.fileio import (
     ABSENT,
     MAX_NOTE_BYTES,
-    TRIES,
-    ChangedMeanwhile,
     TextFile,
     atomic_write,
     held_note,
-    kept_changing,
     still_whole,
+    until_whole,
     update_note,
     vault_lock,
 )
@@ -324,15 +322,12 @@ def save_batch(
     holds is refused, never written over. `on_add(text, {section: added})` adjusts the note (daily
     counters); a `create_only` note that exists is left alone (every entry `frozen`)."""
     prepared, reasons = _prepare_all(entries)
+
+    def once() -> BatchSaved:  # written only over the version read: an editor's save meanwhile, and again
+        return _batch_once(layout, path, entries, prepared, list(reasons), prefix, template, on_add, create_only)
+
     with vault_lock(layout, sweep=path.parent):
-        last = None
-        for _ in range(TRIES):  # written only over the version read: an editor's save meanwhile, and again
-            try:
-                return _batch_once(layout, path, entries, prepared, list(reasons), prefix, template, on_add,
-                                   create_only)  # fmt: skip
-            except ChangedMeanwhile as exc:
-                last = exc
-    raise kept_changing(layout.relative(path), last)
+        return until_whole(layout.relative(path), once)
 
 
 def _batch_once(

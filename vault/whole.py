@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memvault.vault.fileio import TRIES, ChangedMeanwhile, held_note, kept_changing
+from memvault.vault.fileio import held_note, until_whole
 from memvault.vault.paths import Layout
 
 
@@ -19,11 +19,9 @@ def read_whole(layout: Layout | None, path: Path, rel: str) -> str:
     """The note's text as its last whole save left it ("" when it is gone); `ChangedMeanwhile` when it
     kept changing under an editor for `TRIES` reads, and a `NoteReadError` as `read_note` gives one.
     `layout`: as `held_note` takes it."""
-    last = None
-    for _ in range(TRIES):
-        try:
-            with held_note(layout, path, rel) as (current, _held):
-                return current.text if current is not None else ""
-        except ChangedMeanwhile as exc:
-            last = exc
-    raise kept_changing(rel, last)
+
+    def attempt() -> str:
+        with held_note(layout, path, rel) as (current, _held):
+            return current.text if current is not None else ""
+
+    return until_whole(rel, attempt)
