@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("agent", help="what an agent is given each turn, through the hook (see bench/agent.py)")
     sub.add_parser("panel", help="the memory panel's pages on a vault of 10,000 entries (see bench/panel.py)")
     sub.add_parser("offtopic", help='which signal tells "nothing relevant", English and Chinese (bench/offtopic.py)')
+    sub.add_parser("means", help="each script's mean vector per model, from dictionary words (bench/means.py)")
     sub.add_parser("crosslingual", help="each model's same-language bias on our EN/ZH pairs (bench/crosslingual.py)")
     sub.add_parser("startup", help="CLI commands as whole processes, memvault and qmd in turns (bench/startup.py)")
     sub.add_parser("tokens", help="jieba's tokens from the prepared words and the whole dictionary (bench/tokens.py)")

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import numpy as np
 
-from memvault.indexer import deferred, vectors
+from memvault.indexer import deferred
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embed_cache import EmbedCache
 from memvault.indexer.embedders.base import Embedder, EmbedderError
 from memvault.indexer.manifest import REBUILDING, Manifest, cache_path
 from memvault.indexer.reading import Reads
 from memvault.indexer.rows import ChunkRow, FileChunks
+from memvault.indexer.store_files import remove_store_files
 from memvault.indexer.tokenizer import Tokenizer
 from memvault.indexer.vectors import ClientStore, EdgeStore, StoreError, StoreLocked, StoreMismatch, VectorStore
 from memvault.vault.faults import crash_point
@@ -293,7 +294,7 @@ class Index(Reads):
         rows = list(self.manifest.all_chunks())
         self.manifest.set_meta("dirty", "1")
         self._close_vectors()
-        vectors.remove_store_files(self.edge_path)
+        remove_store_files(self.edge_path)
         self.open_vectors()
         self.manifest.mark_waiting([r.id for r in rows])
         self.store_vectors(rows, self.cached_vectors(rows), {})
@@ -342,14 +343,14 @@ class Index(Reads):
             crash_point("rebuild-cleared")
         self._close_vectors()
         if not self.config.qdrant_url:
-            vectors.remove_store_files(self.edge_path)
+            remove_store_files(self.edge_path)
         try:
             if self.manifest.replaced():
                 raise sqlite3.DatabaseError("replaced")
             self.manifest.clear()
         except sqlite3.DatabaseError:  # garbled or deleted under us: start the manifest over
             self.manifest.recreate()
-            vectors.remove_store_files(self.edge_path)
+            remove_store_files(self.edge_path)
         self.manifest.set_meta("dirty", "0")
         self.rebuilt = True
         if level == "rebuild":

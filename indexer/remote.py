@@ -23,7 +23,7 @@ from memvault.indexer.rows import ChunkRow
 from memvault.indexer.sparse import query_vector
 from memvault.indexer.store_errors import from_server
 from memvault.indexer.tokenizer import Tokenizer
-from memvault.indexer.vectors import DENSE, ClientStore, StoreMismatch
+from memvault.indexer.vectors import ClientStore, StoreMismatch
 from memvault.vault.cjk import SCRIPTS
 
 if TYPE_CHECKING:
@@ -87,11 +87,11 @@ class RemoteIndex:
 
     # rows --------------------------------------------------------------------
     @from_server
-    def _points(self, ids: Sequence[str], payload: Any = True, vectors: Any = False) -> list[Any]:
+    def _points(self, ids: Sequence[str], payload: Any = True) -> list[Any]:
         if not ids:
             return []
         return self.store.client.retrieve(self.store.collection, list(dict.fromkeys(ids)), with_payload=payload,
-                                          with_vectors=vectors)  # fmt: skip
+                                          with_vectors=False)  # fmt: skip
 
     def chunk_rows(self, ids: Sequence[str]) -> dict[str, ChunkRow]:
         return {row.id: row for row in map(_row, self._points(ids)) if row is not None}
@@ -116,15 +116,8 @@ class RemoteIndex:
                 return [cid for _, cid in sorted(found)]
 
     def chunk_vectors(self, payloads: Mapping[str, Mapping[str, Any]], ids: list[str]) -> dict[str, np.ndarray]:
-        """The stored dense vector of each chunk (for `--mmr`)."""
-        import numpy as np
-
-        out = {}
-        for p in self._points(ids, False, [DENSE]):
-            vector = p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector
-            if vector is not None:
-                out[str(p.id)] = np.asarray(vector, dtype=np.float32)
-        return out
+        """The stored dense vector of each chunk."""
+        return self.store.vectors(ids)
 
     # facts of the whole collection ------------------------------------------------
     @from_server

@@ -7,9 +7,7 @@ caller rebuilds instead of mixing vectors from two models.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +18,7 @@ if TYPE_CHECKING:
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.lease import MARKER, WriterLease
 from memvault.indexer.store_errors import StoreError, StoreLocked, StoreMismatch, from_server, open_fault
+from memvault.indexer.store_files import remove_store_files
 from memvault.vault.logger import log
 
 # the payload fields a vector search filters on (`FilterSpec`); each index costs memory per point
@@ -40,6 +39,8 @@ class VectorStore(Protocol):
     def delete(self, ids: Sequence[str]) -> None: ...
 
     def search(self, vector: np.ndarray, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]: ...
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     def ids(self) -> set[str]: ...
 
@@ -151,6 +152,16 @@ class EdgeStore:
         except Exception as exc:  # Edge raises bare Exception; callers fall back on StoreError
             raise StoreError(f"{self.path}: vector search failed ({str(exc).splitlines()[0]})") from None
         return [(str(p.id), float(p.score)) for p in points]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each of these points that the store holds."""
+        import numpy as np
+
+        try:
+            records = self.shard.retrieve(list(ids), with_payload=False, with_vector=True)
+        except Exception as exc:  # as `search`
+            raise StoreError(f"{self.path}: vector read failed ({str(exc).splitlines()[0]})") from None
+        return {str(r.id): np.asarray(r.vector, dtype=np.float32) for r in records if isinstance(r.vector, list)}
 
     def ids(self) -> set[str]:
         out: set[str] = set()
@@ -325,6 +336,18 @@ class ClientStore:
         return [(str(p.id), float(p.score)) for p in result.points]
 
     @from_server
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        found = self.client.retrieve(self.collection, list(ids), with_payload=False, with_vectors=[DENSE])
+        out = {}
+        for p in found:
+            vector = p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector
+            if vector is not None:
+                out[str(p.id)] = np.asarray(vector, dtype=np.float32)
+        return out
+
+    @from_server
     def bm25(self, query: Sparse, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:
         """The best `limit` points by BM25 (`indexer.sparse.query_vector`), best first."""
         result = self.client.query_points(
@@ -374,24 +397,3 @@ class ClientStore:
                 self.lease.release()
         finally:
             self.client.close()
-
-
-def remove_store_files(path: Path) -> None:
-    """Remove derived data even when it was made unreadable (`chmod 000`): it is ours, so make it
-    accessible first; if even that is refused, move it aside so a fresh store can take its place."""
-    import shutil  # (1.8 ms of a cold search's imports, with the compressors it imports)
-
-    shutil.rmtree(path, ignore_errors=True)
-    if not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
-        for dirpath, dirnames, _ in os.walk(path):
-            for name in dirnames:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(dirpath, name), 0o700)
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists():
-        aside = path.with_name(f"{path.name}.unreadable-{os.getpid()}")
-        os.replace(path, aside)
-        log.warning(f"{path}: could not be removed; moved aside to {aside}")

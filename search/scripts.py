@@ -10,9 +10,11 @@ of the query script's note at the same place in its half of the vault (its rank 
 notes each script has), or its own cosine raised by the model's bias when that is higher. A Chinese
 note that is its script's best answer ranks beside the best English one in a vault that is half
 Chinese, and far lower in a vault with a few Chinese notes among thousands, where being the best of
-few says little. What the relevance floor reads stays the cosine raised by the bias alone: a note's
-place in its half does not make it relevant. A vault in one script, or a model with no measured bias,
-is asked once, as before.
+few says little. Which note is the other script's k-th is read on cosines with each script's mean
+vector taken off both sides (`indexer.embedders.means`): on the raw cosine, a Chinese note that names
+Grafana reads closer to an English question than one that answers it. What the relevance floor reads
+stays the cosine raised by the bias alone: a note's place in its half does not make it relevant. A
+vault in one script, or a model with no measured bias, is asked once, as before.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ import dataclasses
 import numpy as np
 
 from memvault.indexer.embedders import script_bias
+from memvault.indexer.embedders.means import centred_cosines, script_means
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader
 from memvault.vault.cjk import other_script
+
+Ranked = list[tuple[str, float]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,12 +53,33 @@ def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: Filt
         return Dense(index.vector_top(vector, depth, flt))
     base = flt or FilterSpec()
     mine = index.vector_top(vector, depth, dataclasses.replace(base, script=own))
-    theirs = index.vector_top(vector, depth, dataclasses.replace(base, script=other))
+    theirs = other_top(index, vector, own, other, depth, dataclasses.replace(base, script=other))
     counts = index.script_counts()
     scale = counts.get(own, 0) / max(1, counts.get(other, 0))  # the query script's notes per note of the other
     floor = {cid: score + bias for cid, score in theirs}
     merged = mine + [(cid, max(floor[cid], _peer(mine, rank, scale))) for rank, (cid, _) in enumerate(theirs)]
     return Dense(sorted(merged, key=lambda item: (-item[1], item[0]))[:depth], floor, mine)
+
+
+def other_top(index: Reader, vector: np.ndarray, own: str, other: str, depth: int, flt: FilterSpec) -> Ranked:
+    """The other script's top `depth` with their cosines, in the order of their centred cosines
+    (`indexer.embedders.means`) where the model's script means are known."""
+    means = script_means(index.embedder.name)
+    if means is None:
+        return index.vector_top(vector, depth, flt)
+    shifted = vector - means[own]  # the query less its script: the candidates the centred order ranks
+    found = index.vector_top(shifted / max(float(np.linalg.norm(shifted)), 1e-12), depth, flt)
+    if not found:
+        return []
+    stored = index.vector_store().vectors([cid for cid, _ in found])  # current: `vector_top` found them
+    kept = [cid for cid, _ in found if cid in stored]
+    if not kept:
+        return []
+    rows = np.stack([stored[cid] for cid in kept])
+    centred = centred_cosines(rows, vector, means[own], means[other])
+    cosines = rows @ vector
+    order = sorted(range(len(kept)), key=lambda i: (-centred[i], kept[i]))
+    return [(kept[i], float(cosines[i])) for i in order]
 
 
 def _peer(mine: list[tuple[str, float]], rank: int, scale: float) -> float:
