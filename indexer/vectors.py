@@ -339,13 +339,11 @@ class ClientStore:
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         import numpy as np
 
+        if not ids:
+            return {}
         found = self.client.retrieve(self.collection, list(ids), with_payload=False, with_vectors=[DENSE])
-        out = {}
-        for p in found:
-            vector = p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector
-            if vector is not None:
-                out[str(p.id)] = np.asarray(vector, dtype=np.float32)
-        return out
+        pairs = ((str(p.id), p.vector.get(DENSE) if isinstance(p.vector, dict) else p.vector) for p in found)
+        return {pid: np.asarray(vector, dtype=np.float32) for pid, vector in pairs if vector is not None}
 
     @from_server
     def bm25(self, query: Sparse, limit: int, flt: FilterSpec | None = None) -> list[tuple[str, float]]:

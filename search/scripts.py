@@ -69,8 +69,6 @@ def other_top(index: Reader, vector: np.ndarray, own: str, other: str, depth: in
         return index.vector_top(vector, depth, flt)
     shifted = vector - means[own]  # the query less its script: the candidates the centred order ranks
     found = index.vector_top(shifted / max(float(np.linalg.norm(shifted)), 1e-12), depth, flt)
-    if not found:
-        return []
     stored = index.vector_store().vectors([cid for cid, _ in found])  # current: `vector_top` found them
     kept = [cid for cid, _ in found if cid in stored]
     if not kept:
