@@ -1,4 +1,4 @@
-"""`python -m bench agent [--split dev|test|all] [--quick N] [--in-process]`: what an agent is given, turn
+"""`python -m bench agent [--split dev|test|all] [--quick N] [--in-process] [--judged]`: what an agent is given, turn
 by turn, on a bilingual developer's vault of our own (bench/data/agent: facts in English and Chinese,
 keyed, seven of them corrected; prompts that need a fact, in each language pair, and prompts that need
 none). The vault is built by the real verbs into a temporary folder, its daemon started with the
@@ -17,6 +17,10 @@ the prompt's block; for a corrected fact, the correction's marker. Reported per 
 - `superseded_alone`: blocks holding a corrected fact's old marker without its correction's;
 - `latency_ms`: the hook process end to end, median and p95, with the daemon running.
 `--in-process` asks `Scopes.context` in this process instead (fast to iterate; not what a host sees).
+`--judged` also asks `memvault context --explain` of each needing prompt and reports `judged` per pair:
+the share whose needed facts were in the stable block or among the hits recall judged, given or left
+out. It is the most any decision on those hits could give: a miss inside it is the relevance decision's,
+one outside it the ranking's.
 The vault's notes and prompts are ours (no benchmark licence applies); the set is split dev / test, so a
 choice tuned on dev is quoted on test.
 """
@@ -105,6 +109,16 @@ def judge(prompt: dict[str, Any], stable: str, block: str) -> dict[str, Any]:
             "quiet": not block.strip(), "superseded_alone": old_alone}  # fmt: skip
 
 
+def judged(vault: Path, env: dict[str, str], prompt: dict[str, Any]) -> bool | None:
+    """Whether the stable block or the hits recall judged for `prompt` (given or left out, as `context
+    --explain` lists them) hold every fact it needs; None for a prompt that needs none."""
+    if not prompt["needs"]:
+        return None
+    said = json.loads(_memvault(vault, "context", "--json", "--explain", prompt["prompt"], env=env))
+    seen = "\n".join([said["text"], *(i["text"] for i in said["left_out"])])  # (text: both blocks as given)
+    return all(_marker(i) in seen for i in prompt["needs"])
+
+
 def _quantile(values: list[float], q: float) -> float | None:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
@@ -114,19 +128,22 @@ def _spread(values: list[float]) -> dict[str, float | None]:
     return {"median": _quantile(values, 0.5), "p90": _quantile(values, 0.9)}
 
 
+def _by_pair(turns: list[dict[str, Any]], key: str) -> dict[str, float]:
+    """The share of `turns` whose `key` holds, per language pair."""
+    pairs = sorted({t["pair"] for t in turns})
+    return {p: round(statistics.mean(bool(t.get(key)) for t in turns if t["pair"] == p), 3) for p in pairs}
+
+
 def summarise(turns: list[dict[str, Any]]) -> dict[str, Any]:
     needing = [t for t in turns if t["found"] is not None]
     quiet = [t for t in turns if t["found"] is None]
-    pairs = sorted({t["pair"] for t in needing})
     latency = [t["ms"] for t in turns if "ms" in t]
     return {
         "prompts": len(turns),
         "quiet": round(sum(t["quiet"] for t in quiet) / len(quiet), 3) if quiet else None,
-        "recall": {p: round(statistics.mean(t["found"] for t in needing if t["pair"] == p), 3) for p in pairs},
+        "recall": _by_pair(needing, "found"),
         # what the prompt's own block gave, the stable block aside: the per-prompt decision's share
-        "recall_block": {
-            p: round(statistics.mean(bool(t.get("in_block")) for t in needing if t["pair"] == p), 3) for p in pairs
-        },
+        "recall_block": _by_pair(needing, "in_block"),
         # of the items a needing prompt's block holds, the share that is a fact it needs: the rest is noise
         "precision": round(sum(t["items_needed"] for t in needing) / max(1, sum(t["items"] for t in needing)), 3),
         "items_quiet": sum(t["items"] for t in quiet),
@@ -134,6 +151,8 @@ def summarise(turns: list[dict[str, Any]]) -> dict[str, Any]:
         "chars_quiet": _spread([t["chars"] for t in quiet]),
         "superseded_alone": sum(bool(t["superseded_alone"]) for t in turns),
         "latency_ms": {"median": _quantile(latency, 0.5), "p95": _quantile(latency, 0.95)} if latency else None,
+        # (`--judged`) the most a decision on the hits recall judged could give
+        **({"judged": _by_pair(needing, "judged")} if needing and "judged" in needing[0] else {}),
     }
 
 
@@ -161,6 +180,7 @@ def main(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
     parser.add_argument("--quick", type=int, default=0, help="the first N prompts of the split")
     parser.add_argument("--in-process", action="store_true", help="ask Scopes.context here, not the hook")
+    parser.add_argument("--judged", action="store_true", help="also count the needed facts among the hits judged")
     args = parser.parse_args(argv)
     _, _, prompts = spec()
     prompts = [p for p in prompts if args.split == "all" or p["split"] == args.split]
@@ -176,16 +196,20 @@ def main(argv: list[str]) -> dict[str, Any]:
             os.environ["MEMVAULT_USER_VAULT"] = env["MEMVAULT_USER_VAULT"]
             _memvault(vault, "index", env=env)
             stable, answers = _in_process(vault, prompts)
+            seen = [judged(vault, env, p) for p in prompts] if args.judged else []
         else:
             _memvault(vault, "daemon", "start", env=env)
             try:
                 _wait_embedded(vault, env)
                 stable, _ = _hook(vault, env, "SessionStart", source="startup")
                 answers = [_hook(vault, env, "UserPromptSubmit", prompt=p["prompt"]) for p in prompts]
+                seen = [judged(vault, env, p) for p in prompts] if args.judged else []
             finally:
                 _memvault(vault, "daemon", "stop", env=env)
     given = zip(prompts, answers, strict=True)
     turns = [{**judge(p, stable, block), "ms": round(1000 * took, 1)} for p, (block, took) in given]
+    for turn, among in zip(turns, seen, strict=True) if seen else ():
+        turn["judged"] = among
     splits = {s: summarise([t for t in turns if t["split"] == s]) for s in ("dev", "test")}
     return {"mode": "in-process" if args.in_process else "hook", "embedder": os.environ.get("MEMVAULT_EMBEDDER"),
             "stable_chars": len(stable), "all": summarise(turns), **{k: v for k, v in splits.items() if v["prompts"]},
@@ -208,6 +232,10 @@ def table(report: dict[str, Any]) -> str:
         chars = f"{s['chars_needing']['median']} / {s['chars_needing']['p90']}"
         rows.append(f"| {split} | {s['prompts']} | {s['quiet']} | {recall} | {s['precision']} | {chars} | "
                     f"{s['superseded_alone']} | {lat.get('median')} / {lat.get('p95')} |")  # fmt: skip
+    for split in ("all", "dev", "test"):
+        if "judged" in report.get(split, {}):
+            shares = " | ".join(f"{report[split]['judged'][p]:.3f}" for p in pairs)
+            rows.append(f"| {split}, among the hits judged | | | {shares} | |")
     noisy = [t["prompt"] for t in report["turns"] if t["found"] is None and not t["quiet"]]
     missed = [t["prompt"] for t in report["turns"] if t["found"] is False]
     return "\n".join([*rows, "", f"given memory though none was needed: {noisy}", f"missed: {missed}"])

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from bench import agent
 from tests.reliability.conftest import HASH_ENV
 
@@ -25,10 +27,18 @@ def test_the_spec_is_coherent():
             assert p["pair"].split("-")[1] == facts[p["needs"][0]]["lang"]
 
 
-def test_the_vault_the_verbs_build_holds_every_fact(tmp_path: Path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The set's vault as the verbs build it (the stand-in embedder), and the environment to ask it in."""
+    tmp = tmp_path_factory.mktemp("agent")
+    env = {**os.environ, **HASH_ENV, "MEMVAULT_USER_VAULT": str(tmp / "user")}
+    agent.build(tmp / "vault", env)
+    return tmp / "vault", env
+
+
+def test_the_vault_the_verbs_build_holds_every_fact(built: tuple[Path, dict[str, str]]):
     facts, corrections, _ = agent.spec()
-    vault = tmp_path / "vault"
-    agent.build(vault, {**os.environ, **HASH_ENV, "MEMVAULT_USER_VAULT": str(tmp_path / "user")})
+    vault = built[0]
     listed = json.loads(agent._memvault(vault, "list", "--json", env={**os.environ, **HASH_ENV}))
     entries = listed["entries"] if isinstance(listed, dict) else listed
     for ident, fact in facts.items():
@@ -53,3 +63,19 @@ def test_a_turn_counts_the_items_its_block_gives_and_those_that_are_a_needed_fac
     quiet = next(p for p in prompts if not p["needs"])
     summary = agent.summarise([turn, agent.judge(quiet, "", block)])
     assert summary["precision"] == 0.5 and summary["items_quiet"] == 2 and summary["quiet"] == 0.0
+
+
+def test_judged_counts_a_needed_fact_among_the_hits_recall_left_out(built: tuple[Path, dict[str, str]]):
+    """`--judged` tells a miss of the relevance decision from one of the ranking: a fact among the hits
+    recall judged counts, given or not. The GPU note holds one of the prompt's five content words, fewer
+    than a hit needs to answer it by its words, so it is not given, yet BM25 ranks it first."""
+    vault, env = built
+    asked = {"prompt": "gpu cooling fan noise complaints", "needs": ["gpu-box"], "pair": "en-en", "split": "dev"}
+    said = json.loads(agent._memvault(vault, "context", "--json", asked["prompt"], env=env))
+    assert agent.spec()[0]["gpu-box"]["marker"] not in said["text"]  # not given
+    assert agent.judged(vault, env, asked) is True
+    elsewhere = {**asked, "prompt": "zebra xylophone", "needs": ["gpu-box"]}
+    assert agent.judged(vault, env, elsewhere) is False
+    assert agent.judged(vault, env, {**asked, "needs": []}) is None
+    turns = [{**agent.judge(asked, "", ""), "judged": True}, {**agent.judge(elsewhere, "", ""), "judged": False}]
+    assert agent.summarise(turns)["judged"] == {"en-en": 0.5}
