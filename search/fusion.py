@@ -157,17 +157,28 @@ def above_floor(fused: list[Fused], dense: Sequence[tuple[str, float]], depth: i
     ]
 
 
-def leads(fused: list[Fused], own: Sequence[tuple[str, float]], other: Mapping[str, float]) -> list[Fused]:
-    """The candidates, the first of each script's dense list with its `margin`: how far its cosine stands
-    above that list's third. A prompt that names a fact singles its note out (and a near-copy of it, the
-    second: a fact saved twice, or told again in a day); one that names none ("run the tests") finds a
-    crowd of notes at one cosine. `own`: the query script's list, best first; `other`: the other
-    script's cosines (raised by the bias, which a difference cancels)."""
-    lead = {}
-    for ranked in (own, sorted(other.items(), key=lambda item: -item[1])):
-        if len(ranked) >= LEAD_OVER + 1:
-            lead[ranked[0][0]] = ranked[0][1] - ranked[LEAD_OVER][1]
-    return [f._replace(scores={**f.scores, "margin": lead[f.chunk_id]}) if f.chunk_id in lead else f for f in fused]
+def first_margins(lists: Iterable[Sequence[tuple[str, float]]], offsets: Mapping[str, float]) -> dict[str, float]:
+    """The first note of each list and its margin: how far its cosine, less its `offset` (what it scores
+    for any prompt; none: 0), stands above the third's. A prompt that names a fact singles its note out
+    (and a near-copy of it, the second: a fact saved twice, or told again in a day); one that names none
+    ("run the tests") finds a crowd of notes at one cosine. Each list is one script's notes, best first
+    (the other script's raised by the bias, which a difference cancels)."""
+    margins = {}
+    for ranked in lists:
+        scored = sorted(((score - offsets.get(cid, 0.0), cid) for cid, score in ranked), key=lambda x: (-x[0], x[1]))
+        if len(scored) > LEAD_OVER:
+            margins[scored[0][1]] = scored[0][0] - scored[LEAD_OVER][0]
+    return margins
+
+
+def leads(
+    fused: list[Fused], margins: Mapping[str, float] | None, own: Sequence[tuple[str, float]] = ()
+) -> list[Fused]:
+    """The candidates, each script's first with its `margin` (`first_margins`; None: read on the raw
+    cosines of `own`, the query script's dense list)."""
+    margins = first_margins([own], {}) if margins is None else margins
+    return [f._replace(scores={**f.scores, "margin": margins[f.chunk_id]}) if f.chunk_id in margins else f
+            for f in fused]  # fmt: skip
 
 
 def cap_per_doc(items: Iterable[tuple[T, str]], per_doc: int, limit: int) -> list[T]:

@@ -90,10 +90,12 @@ def answers(
     `words`: one of its entries (or its text) holds enough of them (`by_words`), unless it is in the
     query's own script and the query `names` something no note holds (`named`). `model`: it is the
     first note of its script's dense list and stands that side's margin (`margins`, the model's
-    `lead_margins`) above the third (`search.fusion.leads`)."""
+    `lead_margins`) above the third (`search.fusion.leads`). A prompt with no content word asks nothing."""
+    if not words:  # acknowledgements and function words alone ("ok", 好的) ask nothing a note could answer
+        return None
     units = [e.text for e in entries_in(hit.text)] if hit.unit == "entries" else [hit.text or hit.snippet]
     in_own = hit_script(hit) == own
-    by_its_words = bool(words) and not (names and in_own)  # a name no note holds: no note of its script
+    by_its_words = not (names and in_own)  # a name no note holds: no note of its script
     if by_its_words and any(by_words(one_line(u), words, own) for u in units):  # its words, not its fields
         return "words"
     margin = hit.scores.get("margin")

@@ -15,6 +15,11 @@ vector taken off both sides (`indexer.embedders.means`): on the raw cosine, a Ch
 Grafana reads closer to an English question than one that answers it. What the relevance floor reads
 stays the cosine raised by the bias alone: a note's place in its half does not make it relevant. A
 vault in one script, or a model with no measured bias, is asked once, as before.
+
+Whether a script's first note stands out of its list (`leads`, what `memvault context` reads to give a
+prompt the note the model singles out) is read on each note's cosine less what it scores for the mean
+query of the prompt's script (`indexer.embedders.means.query_means`): some notes sit near every prompt,
+and on the raw cosine they lead a crowd whatever is asked.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import dataclasses
 import numpy as np
 
 from memvault.indexer.embedders import script_bias
-from memvault.indexer.embedders.means import centred_cosines, script_means
+from memvault.indexer.embedders.means import centred_cosines, query_means, script_means
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.reading import Reader
+from memvault.search.fusion import first_margins
 from memvault.vault.cjk import other_script
 
 Ranked = list[tuple[str, float]]
@@ -42,6 +48,16 @@ class Dense:
     # the query script's own list, whole: the merged top `depth` may hold few of its notes (the other
     # script's raised by the bias), and whether a note stands out of its script is read on its own list
     own: list[tuple[str, float]] | None = None
+    # each script's first note and how far it stands above its third (`lead_margins_over`); None: the
+    # model's mean queries are not measured, the margins are read on the lists' raw cosines
+    leads: dict[str, float] | None = None
+
+    def margins(self) -> dict[str, float]:
+        """Each script's first note and its margin over the third (`search.fusion.first_margins`)."""
+        if self.leads is not None:
+            return self.leads
+        other = sorted(self.floor.items(), key=lambda item: -item[1])
+        return first_margins([self.own if self.own is not None else self.ranked, other], {})
 
 
 def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: FilterSpec | None) -> Dense:
@@ -50,7 +66,8 @@ def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: Filt
     other = other_script(own)
     bias = script_bias(index.embedder.name, own)
     if bias is None or not index.has_script(other):
-        return Dense(index.vector_top(vector, depth, flt))
+        ranked = index.vector_top(vector, depth, flt)
+        return Dense(ranked, leads=lead_margins_over(index, vector, own, [ranked]) if bias is not None else None)
     base = flt or FilterSpec()
     mine = index.vector_top(vector, depth, dataclasses.replace(base, script=own))
     theirs = other_top(index, vector, own, other, depth, dataclasses.replace(base, script=other))
@@ -58,7 +75,8 @@ def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: Filt
     scale = counts.get(own, 0) / max(1, counts.get(other, 0))  # the query script's notes per note of the other
     floor = {cid: score + bias for cid, score in theirs}
     merged = mine + [(cid, max(floor[cid], _peer(mine, rank, scale))) for rank, (cid, _) in enumerate(theirs)]
-    return Dense(sorted(merged, key=lambda item: (-item[1], item[0]))[:depth], floor, mine)
+    merged = sorted(merged, key=lambda item: (-item[1], item[0]))[:depth]
+    return Dense(merged, floor, mine, lead_margins_over(index, vector, own, [mine, theirs]))
 
 
 def other_top(index: Reader, vector: np.ndarray, own: str, other: str, depth: int, flt: FilterSpec) -> Ranked:
@@ -78,6 +96,21 @@ def other_top(index: Reader, vector: np.ndarray, own: str, other: str, depth: in
     cosines = rows @ vector
     order = sorted(range(len(kept)), key=lambda i: (-centred[i], kept[i]))
     return [(kept[i], float(cosines[i])) for i in order]
+
+
+def lead_margins_over(index: Reader, vector: np.ndarray, own: str, lists: list[Ranked]) -> dict[str, float] | None:
+    """Of each list (one script's notes, with their cosines to a query in script `own`), the first note
+    on its cosine less what it scores for the script's mean query, and its margin over the third;
+    None for a model whose mean queries are not measured. A superseded entry is left out of the lists:
+    it is never given, and beside its correction it stood as a second near-copy."""
+    means = query_means(index.embedder.name)
+    if means is None:
+        return None
+    ids = [cid for ranked in lists for cid, _ in ranked]
+    current = {cid for cid, payload in index.payloads(ids).items() if not payload.get("superseded")}
+    stored = index.vector_store().vectors([cid for cid in ids if cid in current])
+    offsets = {cid: float(row @ means[own]) for cid, row in stored.items()}
+    return first_margins([[(cid, s) for cid, s in ranked if cid in offsets] for ranked in lists], offsets)
 
 
 def _peer(mine: list[tuple[str, float]], rank: int, scale: float) -> float:

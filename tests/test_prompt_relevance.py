@@ -218,38 +218,50 @@ def test_every_entry_of_memory_md_that_answers_is_given_not_three(layout, cli):
     assert [fact for fact in said if fact not in block] == [], block
 
 
-def test_a_clause_that_answers_alone_is_asked_alone(layout, cli):
-    """ "where's our grafana again, need to look at the latency panel" is two asks; embedded whole it is
-    neither, and the Grafana note stood 0.021 above the third, short of the model's margin, so the
+THREE_ASKS = (
+    "the grafana alerts keep paging the on-call engineer, the build cache on the local SSD is full, "
+    "and how long are nightly backups kept"
+)
+
+
+def test_a_clause_that_answers_alone_is_asked_alone(vault, layout):
+    """A prompt of three asks: embedded whole it is none of them, three notes stand at one cosine and none
+    stands the model's margin above the third, and no note holds a third of its fourteen words, so the
     prompt was given nothing. When nothing answers the whole prompt, each clause is asked alone."""
-    from bench import agent
-
-    facts, _, _ = agent.spec()
-    _ok(cli("init", "--lang", "en"))
-    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
-    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    _ok(cli("index"))
-    got = _context(cli, "where's our grafana again, need to look at the latency panel")
-    assert got["tier"] in ("dense", "keyword") and "grafana.ops" in got["recall"][0]["text"], got.get("why")
-    assert "of its clauses answered alone" in got["why"]["project"], got["why"]
-    assert _context(cli, "ok, thanks")["tier"] == "recent"  # clauses that ask nothing answer nothing
+    got = _context(vault, THREE_ASKS)
+    assert got["tier"] in ("dense", "keyword") and "3 of its clauses answered alone" in got["why"]["project"], got
+    given = "\n".join(item["text"] for item in got["recall"])
+    assert all(fact in given for fact in ("Grafana alerts", "local SSD", "vault-archive")), given
+    assert _context(vault, "ok, thanks")["tier"] == "recent"  # clauses that ask nothing answer nothing
 
 
-def test_the_inspector_says_why_a_clause_answers_hits_were_left_out(layout, cli):
+def test_the_inspector_says_why_a_clause_answers_hits_were_left_out(vault, layout):
     """`context --explain` (the panel's inspector) showed no left-out hits for an answer its clauses gave:
     each clause's own list was dropped. It shows the whole prompt's hits not given, each with why, and
     gives the same items as without it."""
-    from bench import agent
-
-    facts, _, _ = agent.spec()
-    _ok(cli("init", "--lang", "en"))
-    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
-    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    _ok(cli("index"))
-    prompt = "where's our grafana again, need to look at the latency panel"
-    got = _context(cli, prompt)
-    plain = json.loads(_ok(cli("context", "--json", prompt)).stdout)
+    got = _context(vault, THREE_ASKS)
+    assert "of its clauses answered alone" in got["why"]["project"], got["why"]
+    plain = json.loads(_ok(vault("context", "--json", THREE_ASKS)).stdout)
     given = [(r["path"], r["start_line"]) for r in got["recall"]]
     assert given == [(r["path"], r["start_line"]) for r in plain["recall"]]
     assert got["left_out"] and not {(o["path"], o["start_line"]) for o in got["left_out"]} & set(given)
     assert all(o["why"] and "cosine" in o for o in got["left_out"]), got["left_out"]
+
+
+def test_the_note_the_model_singles_out_is_read_against_the_mean_prompt(layout, cli):
+    """Some notes sit near every prompt of a script, and on the raw cosine they lead a crowd whatever is
+    asked: "run the tests" was given the Chinese note on regression testing, while "where can I train this
+    model, do we have any gpus?" stood 0.0296 over the third, under the margin. Each note's cosine is now
+    read less what it scores for the mean prompt of the query's script (`python -m bench means`): the GPU
+    note stands out, the crowd does not (the agent set's vault, `python -m bench agent`)."""
+    from bench import agent
+
+    facts, _, _ = agent.spec()
+    _ok(cli("init", "--lang", "en"))
+    lines = [f"- {f['text']} [key:: {i}]" for i, f in facts.items()]
+    layout.memory_md.write_text("# Long-term Memory\n\n## Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    _ok(cli("index"))
+    got = _context(cli, "where can I train this model, do we have any gpus?")
+    assert "gpu-01.lab" in got["recall"][0]["text"] and "1 hit singled out" in got["why"]["project"], got["why"]
+    got = _context(cli, "run the tests")
+    assert got["tier"] == "recent" and "0 hits singled out" in got["why"]["project"], got["why"]

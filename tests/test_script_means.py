@@ -8,7 +8,7 @@ import pytest
 
 from memvault.indexer.config import IndexConfig
 from memvault.indexer.embedders import load_embedder
-from memvault.indexer.embedders.means import centred_cosines, script_means
+from memvault.indexer.embedders.means import centred_cosines, query_means, script_means
 from memvault.indexer.filters import FilterSpec
 from memvault.indexer.opening import open_index
 from memvault.indexer.reconcile import reconcile
@@ -86,3 +86,6 @@ def test_a_reader_with_only_a_server_collection_ranks_the_other_script_alike(lay
 
 def test_a_model_with_no_measured_means_keeps_its_raw_order():
     assert script_means("hash-384") is None and script_means("no-such-model") is None
+    assert query_means("hash-384") is None and query_means("no-such-model") is None
+    e5 = query_means("e5-small-q4")  # the mean prompts `context` reads a note's lead against
+    assert e5 is not None and e5["latin"].shape == e5["cjk"].shape == (384,)

@@ -45,11 +45,12 @@ SCRIPT_BIAS = {E5Embedder.name: {"latin": 0.054, "cjk": 0.120}}
 # how far the first note of a script's dense list must stand above the third for the model alone to
 # single it out as what a prompt asks for (`memvault context`), by the query's script, for a note in
 # the query's own script and in the other: a prompt that names a fact has its note stand out, one that
-# names none ("run the tests") meets a crowd of notes at one cosine. Chosen on `python -m bench agent`'s
-# dev split (bench/results). e5's Chinese questions score the English notes at one cosine whatever they
-# ask (a Chinese "thanks" singles one out by as much as a question does): no margin there, the
-# dictionary (`search.glossary`) carries them. Models not named here single nothing out.
-LEAD_MARGINS = {E5Embedder.name: {"latin": {"own": 0.03, "other": 0.0175}, "cjk": {"own": 0.03}}}
+# names none ("run the tests") meets a crowd of notes at one cosine. Read on each note's cosine less
+# what it scores for the mean prompt of the query's script (`search.scripts.lead_margins_over`), where
+# a Chinese prompt's English notes stand out as well as an English one's Chinese notes. Chosen on
+# `python -m bench agent`'s dev split, quoted on its test split (bench/results). Models not named here
+# single nothing out.
+LEAD_MARGINS = {E5Embedder.name: {script: {"own": 0.03, "other": 0.02} for script in ("latin", "cjk")}}
 
 
 def lead_margins(name: str, query_script: str) -> dict[str, float]:

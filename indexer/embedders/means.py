@@ -9,6 +9,11 @@ note) leaves what the texts say: 92% there. The means are those of dictionary wo
 passages (CC-CEDICT, Chinese headwords and their first English sense), not of any vault or benchmark
 set, so they carry the script and no topic. `python -m bench means` computes them into
 `script_means.json`; a model not named there is ranked across scripts on its raw cosines.
+
+The same words embedded as queries give each script's mean query (`query_means`): what a note scores
+for a prompt of that script that asks nothing in particular. A note that sits near every prompt ("老李
+负责 iOS 打包" for most English ones) stands above the rest of its list whatever is asked; its cosine less
+that score tells whether the prompt singled it out (`search.scripts.lead_margins_over`).
 """
 
 from __future__ import annotations
@@ -24,18 +29,27 @@ if TYPE_CHECKING:
 MEANS_FILE = Path(__file__).resolve().parent / "script_means.json"
 
 
-@functools.cache
 def script_means(name: str) -> dict[str, np.ndarray] | None:
     """The mean vector of each script ("latin", "cjk") for the model `name`, or None when not measured."""
+    return _stored(name, "")
+
+
+def query_means(name: str) -> dict[str, np.ndarray] | None:
+    """The mean query of each script ("latin", "cjk") for the model `name`, or None when not measured."""
+    return _stored(name, "query_")
+
+
+@functools.cache
+def _stored(name: str, prefix: str) -> dict[str, np.ndarray] | None:
     import numpy as np
 
     try:
         found = json.loads(MEANS_FILE.read_text(encoding="utf-8")).get(name)
     except (OSError, ValueError):
         return None
-    if not found:
+    if not found or any(prefix + script not in found for script in ("latin", "cjk")):
         return None
-    return {script: np.asarray(found[script], dtype=np.float32) for script in ("latin", "cjk")}
+    return {script: np.asarray(found[prefix + script], dtype=np.float32) for script in ("latin", "cjk")}
 
 
 def centred_cosines(vectors: np.ndarray, query: np.ndarray, own: np.ndarray, theirs: np.ndarray) -> np.ndarray:
