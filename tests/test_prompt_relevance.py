@@ -225,9 +225,9 @@ THREE_ASKS = (
 
 
 def test_a_clause_that_answers_alone_is_asked_alone(vault, layout):
-    """A prompt of three asks: embedded whole it is none of them, three notes stand at one cosine and none
-    stands the model's margin above the third, and no note holds a third of its fourteen words, so the
-    prompt was given nothing. When nothing answers the whole prompt, each clause is asked alone."""
+    """A prompt of three asks: embedded whole it is none of them, no note stands the model's margin above
+    the third, and none holds a third of its content words, so the prompt was given nothing. When nothing
+    answers the whole prompt, each clause is asked alone."""
     got = _context(vault, THREE_ASKS)
     assert got["tier"] in ("dense", "keyword") and "3 of its clauses answered alone" in got["why"]["project"], got
     given = "\n".join(item["text"] for item in got["recall"])
