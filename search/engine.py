@@ -288,7 +288,7 @@ class Searcher:
         dense = found.ranked.get("vector", [])
         if self.index.has_script(own):  # else a vault all in the other script: its notes decide
             dense = [(cid, s) for cid, s in dense if payloads.get(cid, {}).get("script", own) == own]
-        fused = leads(fused, found.dense.margins() if found.dense else None, dense)
+        fused = leads(fused, found.dense.margins(dense) if found.dense else None, dense)
         if opts.min_similarity is None:
             return fused, None, found.reason
         if "vector" not in found.ranked:

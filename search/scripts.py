@@ -25,6 +25,7 @@ and on the raw cosine they lead a crowd whatever is asked.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -52,12 +53,13 @@ class Dense:
     # model's mean queries are not measured, the margins are read on the lists' raw cosines
     leads: dict[str, float] | None = None
 
-    def margins(self) -> dict[str, float]:
-        """Each script's first note and its margin over the third (`search.fusion.first_margins`)."""
+    def margins(self, own_merged: Ranked) -> dict[str, float]:
+        """Each script's first note and its margin over the third (`search.fusion.first_margins`);
+        `own_merged`: the query script's notes of the merged list, read where its whole list was not kept."""
         if self.leads is not None:
             return self.leads
         other = sorted(self.floor.items(), key=lambda item: -item[1])
-        return first_margins([self.own if self.own is not None else self.ranked, other], {})
+        return first_margins([self.own if self.own is not None else own_merged, other], {})
 
 
 def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: FilterSpec | None) -> Dense:
@@ -70,46 +72,53 @@ def dense_top(index: Reader, vector: np.ndarray, own: str, depth: int, flt: Filt
         return Dense(ranked, leads=lead_margins_over(index, vector, own, [ranked]) if bias is not None else None)
     base = flt or FilterSpec()
     mine = index.vector_top(vector, depth, dataclasses.replace(base, script=own))
-    theirs = other_top(index, vector, own, other, depth, dataclasses.replace(base, script=other))
+    theirs, read = other_top(index, vector, own, other, depth, dataclasses.replace(base, script=other))
     counts = index.script_counts()
     scale = counts.get(own, 0) / max(1, counts.get(other, 0))  # the query script's notes per note of the other
     floor = {cid: score + bias for cid, score in theirs}
     merged = mine + [(cid, max(floor[cid], _peer(mine, rank, scale))) for rank, (cid, _) in enumerate(theirs)]
     merged = sorted(merged, key=lambda item: (-item[1], item[0]))[:depth]
-    return Dense(merged, floor, mine, lead_margins_over(index, vector, own, [mine, theirs]))
+    return Dense(merged, floor, mine, lead_margins_over(index, vector, own, [mine, theirs], read))
 
 
-def other_top(index: Reader, vector: np.ndarray, own: str, other: str, depth: int, flt: FilterSpec) -> Ranked:
+def other_top(
+    index: Reader, vector: np.ndarray, own: str, other: str, depth: int, flt: FilterSpec
+) -> tuple[Ranked, dict[str, np.ndarray]]:
     """The other script's top `depth` with their cosines, in the order of their centred cosines
-    (`indexer.embedders.means`) where the model's script means are known."""
+    (`indexer.embedders.means`) where the model's script means are known; and the stored vectors read
+    for it (none where they are not)."""
     means = script_means(index.embedder.name)
     if means is None:
-        return index.vector_top(vector, depth, flt)
+        return index.vector_top(vector, depth, flt), {}
     shifted = vector - means[own]  # the query less its script: the candidates the centred order ranks
     found = index.vector_top(shifted / max(float(np.linalg.norm(shifted)), 1e-12), depth, flt)
     stored = index.vector_store().vectors([cid for cid, _ in found])  # current: `vector_top` found them
     kept = [cid for cid, _ in found if cid in stored]
     if not kept:
-        return []
+        return [], stored
     rows = np.stack([stored[cid] for cid in kept])
     centred = centred_cosines(rows, vector, means[own], means[other])
     cosines = rows @ vector
     order = sorted(range(len(kept)), key=lambda i: (-centred[i], kept[i]))
-    return [(kept[i], float(cosines[i])) for i in order]
+    return [(kept[i], float(cosines[i])) for i in order], stored
 
 
-def lead_margins_over(index: Reader, vector: np.ndarray, own: str, lists: list[Ranked]) -> dict[str, float] | None:
+def lead_margins_over(
+    index: Reader, vector: np.ndarray, own: str, lists: list[Ranked], read: Mapping[str, np.ndarray] | None = None
+) -> dict[str, float] | None:
     """Of each list (one script's notes, with their cosines to a query in script `own`), the first note
     on its cosine less what it scores for the script's mean query, and its margin over the third;
-    None for a model whose mean queries are not measured. A superseded entry is left out of the lists:
-    it is never given, and beside its correction it stood as a second near-copy."""
+    None for a model whose mean queries are not measured. `read`: stored vectors already at hand. A
+    superseded entry is left out of the lists: it is never given, and beside its correction it stood
+    as a second near-copy."""
     means = query_means(index.embedder.name)
     if means is None:
         return None
     ids = [cid for ranked in lists for cid, _ in ranked]
     current = {cid for cid, payload in index.payloads(ids).items() if not payload.get("superseded")}
-    stored = index.vector_store().vectors([cid for cid in ids if cid in current])
-    offsets = {cid: float(row @ means[own]) for cid, row in stored.items()}
+    read = read or {}
+    stored = {**read, **index.vector_store().vectors([cid for cid in current if cid not in read])}
+    offsets = {cid: float(stored[cid] @ means[own]) for cid in current if cid in stored}
     return first_margins([[(cid, s) for cid, s in ranked if cid in offsets] for ranked in lists], offsets)
 
 

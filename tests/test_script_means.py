@@ -52,7 +52,7 @@ def _expected(model) -> tuple[list[str], np.ndarray, np.ndarray]:
 
 
 def _ranked(index, model) -> list[tuple[str, float]]:
-    found = other_top(index, model.embed_query(QUERY), "latin", "cjk", 20, FilterSpec(script="cjk"))
+    found, _ = other_top(index, model.embed_query(QUERY), "latin", "cjk", 20, FilterSpec(script="cjk"))
     paths = {cid: p["path"] for cid, p in index.payloads([cid for cid, _ in found]).items()}
     return [(paths[cid], score) for cid, score in found]
 
